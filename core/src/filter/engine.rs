@@ -1,0 +1,236 @@
+//! The one convolution engine behind every filter, pyramid and derivative in the core.
+//!
+//! Both engines work row by row. Each source row an output row needs is widened into the
+//! accumulator type and padded left and right according to the border mode, once, into a ring of
+//! rows held in caller scratch; output rows then combine ring rows with contiguous multiply-adds
+//! that LLVM vectorises. Summation order is fixed (kernel row-major, horizontal pass before
+//! vertical), so results are reproducible run to run.
+
+use crate::border::Border;
+use crate::error::{Error, Result};
+use crate::image::{ImageView, ImageViewMut};
+use crate::pixel::Pixel;
+use core::ops::{Add, Mul};
+
+/// An accumulator type: `i32` for fixed-point paths, `f32` for float paths.
+pub(crate) trait Acc: Copy + Default + PartialEq + Add<Output = Self> + Mul<Output = Self> {
+    /// Whether a zero coefficient can be skipped without changing the result (true for
+    /// integers; false for floats, where `0 · NaN` must still poison the sum).
+    const SKIP_ZERO: bool;
+}
+impl Acc for i32 {
+    const SKIP_ZERO: bool = true;
+}
+impl Acc for f32 {
+    const SKIP_ZERO: bool = false;
+}
+
+/// Scratch elements the 2-D engine needs for a `width`-pixel row and a `k × k` kernel.
+pub(crate) fn conv2d_scratch_len(width: usize, k: usize) -> Option<usize> {
+    let padded = width.checked_add(k.checked_sub(1)?)?;
+    k.checked_mul(padded)?.checked_add(width)
+}
+
+/// Scratch elements the separable engine needs.
+pub(crate) fn separable_scratch_len(
+    src_width: usize,
+    out_width: usize,
+    kx_len: usize,
+    ky_len: usize,
+) -> Option<usize> {
+    let padded = src_width.checked_add(kx_len.checked_sub(1)?)?;
+    let ring = ky_len.checked_mul(out_width)?;
+    padded.checked_add(ring)?.checked_add(out_width)
+}
+
+/// Writes source row `vy` (a virtual coordinate, possibly outside the image), widened and padded
+/// by `r_left` / `r_right` pixels, into `out`.
+fn load_padded_row<S: Pixel, A: Acc>(
+    src: &ImageView<'_, S>,
+    vy: isize,
+    border: Border<S>,
+    r: usize,
+    out: &mut [A],
+    widen: &impl Fn(S) -> A,
+) {
+    let w = src.width();
+    let fill = match border {
+        Border::Constant(c) => widen(c),
+        _ => A::default(),
+    };
+    let Some(sy) = border.map_index(vy, src.height()) else {
+        out.fill(fill);
+        return;
+    };
+    let row = src.row(sy);
+    for (o, &p) in out[r..r + w].iter_mut().zip(row) {
+        *o = widen(p);
+    }
+    for i in 0..r {
+        let left = i as isize - r as isize;
+        out[i] = border.map_index(left, w).map_or(fill, |x| widen(row[x]));
+        let right = (w + i) as isize;
+        out[r + w + i] = border.map_index(right, w).map_or(fill, |x| widen(row[x]));
+    }
+}
+
+/// Tracks which virtual source row each ring slot holds.
+struct Ring<'s, A> {
+    rows: &'s mut [A],
+    row_len: usize,
+    held: [isize; super::MAX_KERNEL_SIZE],
+    slots: usize,
+}
+
+impl<'s, A: Acc> Ring<'s, A> {
+    fn new(rows: &'s mut [A], row_len: usize, slots: usize) -> Self {
+        Self {
+            rows,
+            row_len,
+            held: [isize::MIN; super::MAX_KERNEL_SIZE],
+            slots,
+        }
+    }
+
+    fn slot(&self, vy: isize) -> usize {
+        vy.rem_euclid(self.slots as isize) as usize
+    }
+
+    /// Makes sure virtual row `vy` is in the ring, computing it with `make` if not.
+    fn ensure(&mut self, vy: isize, make: impl FnOnce(&mut [A])) {
+        let s = self.slot(vy);
+        if self.held[s] != vy {
+            make(&mut self.rows[s * self.row_len..(s + 1) * self.row_len]);
+            self.held[s] = vy;
+        }
+    }
+
+    fn row(&self, vy: isize) -> &[A] {
+        let s = self.slot(vy);
+        &self.rows[s * self.row_len..(s + 1) * self.row_len]
+    }
+}
+
+/// Dense `k × k` convolution (correlation: the kernel is not flipped) of `src` into `dst`
+/// (same size). `coeffs` is row-major. `finish` turns an accumulated sum into an output pixel.
+pub(crate) fn conv2d<S: Pixel, A: Acc, D: Pixel>(
+    src: &ImageView<'_, S>,
+    dst: &mut ImageViewMut<'_, D>,
+    k: usize,
+    coeffs: &[A],
+    border: Border<S>,
+    scratch: &mut [A],
+    widen: impl Fn(S) -> A,
+    finish: impl Fn(A) -> D,
+) -> Result<()> {
+    crate::image::same_size(src.size(), dst.size())?;
+    debug_assert!(k % 2 == 1 && k <= super::MAX_KERNEL_SIZE && coeffs.len() == k * k);
+    let need = conv2d_scratch_len(src.width(), k).ok_or(Error::Overflow)?;
+    if scratch.len() < need {
+        return Err(Error::BufferTooSmall);
+    }
+    let (w, h, r) = (src.width(), src.height(), k / 2);
+    let row_len = w + k - 1;
+    let (ring_buf, rest) = scratch.split_at_mut(k * row_len);
+    let acc = &mut rest[..w];
+    let mut ring = Ring::new(ring_buf, row_len, k);
+    for y in 0..h {
+        for t in 0..k {
+            let vy = (y + t) as isize - r as isize;
+            ring.ensure(vy, |out| load_padded_row(src, vy, border, r, out, &widen));
+        }
+        acc.fill(A::default());
+        for t in 0..k {
+            let row = ring.row((y + t) as isize - r as isize);
+            for (kx, &c) in coeffs[t * k..(t + 1) * k].iter().enumerate() {
+                if A::SKIP_ZERO && c == A::default() {
+                    continue;
+                }
+                for (a, &p) in acc.iter_mut().zip(&row[kx..kx + w]) {
+                    *a = *a + c * p;
+                }
+            }
+        }
+        for (o, &a) in dst.row_mut(y).iter_mut().zip(acc.iter()) {
+            *o = finish(a);
+        }
+    }
+    Ok(())
+}
+
+/// Separable convolution: `kx` along rows, then `ky` down columns, sampling every `step`-th
+/// pixel in both directions (1 for filters, 2 for a pyramid level). `dst` must be
+/// `ceil(w / step) × ceil(h / step)`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn separable<S: Pixel, A: Acc, D: Pixel>(
+    src: &ImageView<'_, S>,
+    dst: &mut ImageViewMut<'_, D>,
+    kx: &[A],
+    ky: &[A],
+    step: usize,
+    border: Border<S>,
+    scratch: &mut [A],
+    widen: impl Fn(S) -> A,
+    finish: impl Fn(A) -> D,
+) -> Result<()> {
+    let (w, h) = src.size();
+    let out = (w.div_ceil(step), h.div_ceil(step));
+    crate::image::same_size(out, dst.size())?;
+    debug_assert!(kx.len() % 2 == 1 && ky.len() % 2 == 1);
+    debug_assert!(kx.len() <= super::MAX_KERNEL_SIZE && ky.len() <= super::MAX_KERNEL_SIZE);
+    let (ow, oh) = out;
+    let need = separable_scratch_len(w, ow, kx.len(), ky.len()).ok_or(Error::Overflow)?;
+    if scratch.len() < need {
+        return Err(Error::BufferTooSmall);
+    }
+    let (rx, ry) = (kx.len() / 2, ky.len() / 2);
+    let (padded, rest) = scratch.split_at_mut(w + kx.len() - 1);
+    let (ring_buf, rest) = rest.split_at_mut(ky.len() * ow);
+    let acc = &mut rest[..ow];
+    let mut ring = Ring::new(ring_buf, ow, ky.len());
+    for oy in 0..oh {
+        for t in 0..ky.len() {
+            let vy = (oy * step + t) as isize - ry as isize;
+            ring.ensure(vy, |hrow| {
+                load_padded_row(src, vy, border, rx, padded, &widen);
+                hrow.fill(A::default());
+                for (t, &c) in kx.iter().enumerate() {
+                    if A::SKIP_ZERO && c == A::default() {
+                        continue;
+                    }
+                    if step == 1 {
+                        for (hv, &p) in hrow.iter_mut().zip(&padded[t..t + ow]) {
+                            *hv = *hv + c * p;
+                        }
+                    } else {
+                        for (hv, &p) in hrow.iter_mut().zip(padded[t..].iter().step_by(step)) {
+                            *hv = *hv + c * p;
+                        }
+                    }
+                }
+            });
+        }
+        acc.fill(A::default());
+        for (t, &c) in ky.iter().enumerate() {
+            if A::SKIP_ZERO && c == A::default() {
+                continue;
+            }
+            let row = ring.row((oy * step + t) as isize - ry as isize);
+            for (a, &p) in acc.iter_mut().zip(row) {
+                *a = *a + c * p;
+            }
+        }
+        for (o, &a) in dst.row_mut(oy).iter_mut().zip(acc.iter()) {
+            *o = finish(a);
+        }
+    }
+    Ok(())
+}
+
+/// Rounds a fixed-point sum with `shift` fractional bits to the nearest integer (halves
+/// towards +∞: `floor((acc + 2^(shift−1)) / 2^shift)`) and saturates to `0..=255`.
+#[inline]
+pub(crate) fn round_shift_sat_u8(acc: i32, shift: u32) -> u8 {
+    let half = (1i32 << shift) >> 1;
+    ((acc + half) >> shift).clamp(0, 255) as u8
+}

@@ -1,0 +1,140 @@
+//! Linear filtering: dense and separable convolution, Gaussian and box blur, Sobel derivatives.
+//!
+//! Two arithmetic paths share one engine:
+//! * `u8` images with fixed-point kernels ([`Kernel2dQ`], [`SepKernelQ`]): exact `i32`
+//!   accumulation, one rounding at the end (halves towards +∞), saturation to `0..=255`. This path
+//!   needs no FPU and is the bit-exact reference for GPU kernels.
+//! * `f32` images with float kernels ([`Kernel2dF32`], [`SepKernelF32`]): sums in a fixed order
+//!   (kernel row-major; horizontal before vertical for separable kernels).
+//!
+//! Kernels are applied as correlation (not flipped), centred on the output pixel, with odd sizes
+//! up to [`MAX_KERNEL_SIZE`]. Every function takes caller scratch and says how much it needs; the
+//! destination must have the source's size and is written only when the call succeeds.
+
+mod blur;
+pub(crate) mod engine;
+mod kernel;
+mod sobel;
+
+pub use blur::{
+    box_blur_f32, box_blur_u8, gaussian_blur_f32, gaussian_blur_u8, gaussian_kernel_f32,
+    gaussian_kernel_q, gaussian_kernel_size, GAUSSIAN_SHIFT_PER_AXIS,
+};
+pub use kernel::{Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ, MAX_SHIFT, MAX_TAPS_2D};
+pub use sobel::{gradient_polar_f32, gradient_polar_i16, sobel_f32, sobel_u8};
+
+use crate::border::Border;
+use crate::error::Result;
+use crate::image::{ImageView, ImageViewMut};
+use engine::round_shift_sat_u8;
+
+/// Largest kernel side length, in pixels.
+pub const MAX_KERNEL_SIZE: usize = 15;
+
+/// Scratch elements [`filter2d_u8`] / [`filter2d_f32`] need for a `width`-pixel image and a
+/// `ksize × ksize` kernel: `ksize·(width + ksize − 1) + width`, or `usize::MAX` if that
+/// overflows (no buffer can then satisfy it).
+pub fn filter2d_scratch_len(width: usize, ksize: usize) -> usize {
+    engine::conv2d_scratch_len(width, ksize.max(1)).unwrap_or(usize::MAX)
+}
+
+/// Scratch elements the separable filters (and blurs, Sobel) need for a `width`-pixel image and
+/// kernel vectors of `kx_len` and `ky_len` taps, or `usize::MAX` on overflow.
+pub fn separable_scratch_len(width: usize, kx_len: usize, ky_len: usize) -> usize {
+    engine::separable_scratch_len(width, width, kx_len.max(1), ky_len).unwrap_or(usize::MAX)
+}
+
+/// Dense fixed-point convolution of a `u8` image (see the module docs for the arithmetic).
+///
+/// Errors: [`crate::Error::SizeMismatch`] if `dst` is not `src`'s size;
+/// [`crate::Error::BufferTooSmall`] if `scratch` is shorter than
+/// [`filter2d_scratch_len`]`(width, kernel.size())`.
+pub fn filter2d_u8(
+    src: &ImageView<'_, u8>,
+    dst: &mut ImageViewMut<'_, u8>,
+    kernel: &Kernel2dQ,
+    border: Border<u8>,
+    scratch: &mut [i32],
+) -> Result<()> {
+    let shift = kernel.shift();
+    engine::conv2d(
+        src,
+        dst,
+        kernel.size(),
+        kernel.coeffs(),
+        border,
+        scratch,
+        |p| p as i32,
+        |a| round_shift_sat_u8(a, shift),
+    )
+}
+
+/// Dense float convolution of an `f32` image.
+///
+/// Errors: as [`filter2d_u8`].
+pub fn filter2d_f32(
+    src: &ImageView<'_, f32>,
+    dst: &mut ImageViewMut<'_, f32>,
+    kernel: &Kernel2dF32,
+    border: Border<f32>,
+    scratch: &mut [f32],
+) -> Result<()> {
+    engine::conv2d(
+        src,
+        dst,
+        kernel.size(),
+        kernel.coeffs(),
+        border,
+        scratch,
+        |p| p,
+        |a| a,
+    )
+}
+
+/// Separable fixed-point convolution of a `u8` image: exact integer sums, one rounding.
+///
+/// Errors: [`crate::Error::SizeMismatch`] if `dst` is not `src`'s size;
+/// [`crate::Error::BufferTooSmall`] if `scratch` is shorter than [`separable_scratch_len`].
+pub fn sep_filter_u8(
+    src: &ImageView<'_, u8>,
+    dst: &mut ImageViewMut<'_, u8>,
+    kernel: &SepKernelQ,
+    border: Border<u8>,
+    scratch: &mut [i32],
+) -> Result<()> {
+    let shift = kernel.shift();
+    engine::separable(
+        src,
+        dst,
+        kernel.kx(),
+        kernel.ky(),
+        1,
+        border,
+        scratch,
+        |p| p as i32,
+        |a| round_shift_sat_u8(a, shift),
+    )
+}
+
+/// Separable float convolution of an `f32` image (horizontal pass, then vertical).
+///
+/// Errors: as [`sep_filter_u8`].
+pub fn sep_filter_f32(
+    src: &ImageView<'_, f32>,
+    dst: &mut ImageViewMut<'_, f32>,
+    kernel: &SepKernelF32,
+    border: Border<f32>,
+    scratch: &mut [f32],
+) -> Result<()> {
+    engine::separable(
+        src,
+        dst,
+        kernel.kx(),
+        kernel.ky(),
+        1,
+        border,
+        scratch,
+        |p| p,
+        |a| a,
+    )
+}

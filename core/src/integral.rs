@@ -1,0 +1,165 @@
+//! Integral images (summed-area tables) and O(1) window statistics.
+//!
+//! For a `w × h` `u8` image the tables are `(w + 1) × (h + 1)`: entry `(x, y)` holds the sum of
+//! all pixels above and left of it (row 0 and column 0 are zero), so any window's sum is four
+//! reads. The plain table is `u32` (valid while `255·w·h < 2³²`, about 16.8 Mpixel); the
+//! squared table is `u64`.
+
+use crate::error::{Error, Result};
+use crate::geometry::Rect;
+use crate::image::{same_size, ImageView, ImageViewMut};
+
+/// Largest pixel count whose `u8` sum fits the `u32` integral image.
+pub const MAX_INTEGRAL_PIXELS: u64 = u32::MAX as u64 / 255;
+
+/// The size an integral image of a `width × height` image has: `(width + 1, height + 1)`.
+pub fn integral_size(width: usize, height: usize) -> (usize, usize) {
+    (width.saturating_add(1), height.saturating_add(1))
+}
+
+/// Computes the integral image `sum` and, if given, the squared integral image `sqsum` of a
+/// `u8` image.
+///
+/// Errors: [`Error::SizeMismatch`] unless the tables are `(w + 1) × (h + 1)`;
+/// [`Error::Overflow`] if the image has more than [`MAX_INTEGRAL_PIXELS`] pixels.
+pub fn integral_u8(
+    src: &ImageView<'_, u8>,
+    sum: &mut ImageViewMut<'_, u32>,
+    mut sqsum: Option<&mut ImageViewMut<'_, u64>>,
+) -> Result<()> {
+    let (w, h) = src.size();
+    let size = integral_size(w, h);
+    same_size(size, sum.size())?;
+    if let Some(sq) = sqsum.as_deref() {
+        same_size(size, sq.size())?;
+    }
+    if (w as u64).saturating_mul(h as u64) > MAX_INTEGRAL_PIXELS {
+        return Err(Error::Overflow);
+    }
+    sum.row_mut(0).fill(0);
+    for y in 0..h {
+        let row = src.row(y);
+        let mut acc = 0u32;
+        let (above, below) = split_rows(sum, y);
+        below[0] = 0;
+        for ((o, &a), &p) in below[1..].iter_mut().zip(&above[1..]).zip(row) {
+            acc += p as u32;
+            *o = a + acc;
+        }
+    }
+    if let Some(sq) = sqsum.as_deref_mut() {
+        sq.row_mut(0).fill(0);
+        for y in 0..h {
+            let row = src.row(y);
+            let mut acc = 0u64;
+            let (above, below) = split_rows(sq, y);
+            below[0] = 0;
+            for ((o, &a), &p) in below[1..].iter_mut().zip(&above[1..]).zip(row) {
+                acc += (p as u64) * (p as u64);
+                *o = a + acc;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rows `y` (read) and `y + 1` (write) of a table, borrowed together.
+fn split_rows<'v, T: crate::pixel::Pixel>(
+    t: &'v mut ImageViewMut<'_, T>,
+    y: usize,
+) -> (&'v [T], &'v mut [T]) {
+    let (w, stride) = (t.width(), t.stride());
+    let rows = t.rows_mut_raw(y * stride, stride + w);
+    let (a, b) = rows.split_at_mut(stride);
+    (&a[..w], &mut b[..w])
+}
+
+/// Window queries over integral images built by [`integral_u8`]: sums, means and variances of
+/// any rectangle of the source image in constant time.
+#[derive(Clone, Copy, Debug)]
+pub struct IntegralImage<'a> {
+    sum: ImageView<'a, u32>,
+    sqsum: Option<ImageView<'a, u64>>,
+}
+
+impl<'a> IntegralImage<'a> {
+    /// Wraps an integral image and, optionally, its squared counterpart.
+    ///
+    /// Errors: [`Error::SizeMismatch`] if the two tables differ in size.
+    pub fn new(sum: ImageView<'a, u32>, sqsum: Option<ImageView<'a, u64>>) -> Result<Self> {
+        if let Some(sq) = &sqsum {
+            same_size(sum.size(), sq.size())?;
+        }
+        Ok(Self { sum, sqsum })
+    }
+
+    /// Width of the source image in pixels.
+    pub fn width(&self) -> usize {
+        self.sum.width() - 1
+    }
+
+    /// Height of the source image in pixels.
+    pub fn height(&self) -> usize {
+        self.sum.height() - 1
+    }
+
+    fn corners(&self, r: &Rect) -> Result<(usize, usize, usize, usize)> {
+        if r.is_empty() {
+            return Err(Error::ZeroSize);
+        }
+        if !r.is_inside(self.width(), self.height()) {
+            return Err(Error::OutOfBounds);
+        }
+        let (x0, y0) = (r.x as usize, r.y as usize);
+        Ok((x0, y0, x0 + r.width as usize, y0 + r.height as usize))
+    }
+
+    /// Sum of the pixels in `rect`.
+    ///
+    /// Errors: [`Error::ZeroSize`] for an empty rectangle; [`Error::OutOfBounds`] unless it
+    /// lies inside the image.
+    pub fn window_sum(&self, rect: Rect) -> Result<u32> {
+        let (x0, y0, x1, y1) = self.corners(&rect)?;
+        let s = &self.sum;
+        let at = |x: usize, y: usize| s.row(y)[x];
+        // Wrapping is exact: the true result fits u32 by construction of the table.
+        Ok(at(x1, y1)
+            .wrapping_sub(at(x0, y1))
+            .wrapping_sub(at(x1, y0))
+            .wrapping_add(at(x0, y0)))
+    }
+
+    /// Sum of the squared pixels in `rect`.
+    ///
+    /// Errors: as [`IntegralImage::window_sum`]; [`Error::InvalidArgument`] if no squared table
+    /// was given.
+    pub fn window_sq_sum(&self, rect: Rect) -> Result<u64> {
+        let sq = self.sqsum.as_ref().ok_or(Error::InvalidArgument)?;
+        let (x0, y0, x1, y1) = self.corners(&rect)?;
+        let at = |x: usize, y: usize| sq.row(y)[x];
+        Ok(at(x1, y1)
+            .wrapping_sub(at(x0, y1))
+            .wrapping_sub(at(x1, y0))
+            .wrapping_add(at(x0, y0)))
+    }
+
+    /// Mean pixel value in `rect`.
+    ///
+    /// Errors: as [`IntegralImage::window_sum`].
+    pub fn window_mean(&self, rect: Rect) -> Result<f64> {
+        Ok(self.window_sum(rect)? as f64 / rect.area() as f64)
+    }
+
+    /// Population variance `E[p²] − E[p]²` of the pixels in `rect`. The numerator
+    /// `n·Σp² − (Σp)²` is computed exactly in integers, so the only rounding is the final
+    /// division.
+    ///
+    /// Errors: as [`IntegralImage::window_sq_sum`].
+    pub fn window_variance(&self, rect: Rect) -> Result<f64> {
+        let q = self.window_sq_sum(rect)? as u128;
+        let s = self.window_sum(rect)? as u128;
+        let n = rect.area() as u128;
+        let num = n * q - s * s;
+        Ok(num as f64 / (n * n) as f64)
+    }
+}

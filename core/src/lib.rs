@@ -1,0 +1,41 @@
+//! # mvision-core
+//!
+//! The allocation-free, `no_std` core of libmvision: the CPU reference implementation that every
+//! GPU kernel is tested against, and the code that runs on boards without a GPU (down to
+//! Cortex-M class microcontrollers).
+//!
+//! Layers, bottom up:
+//! * [`pixel`], [`image`]: pixel types and strided image views over caller buffers, validated once
+//!   at construction.
+//! * [`geometry`]: integer and float rectangles, intersection, IoU, clamping.
+//! * [`border`]: how filters read outside the image.
+//! * [`filter`]: dense and separable convolution (fixed-point for `u8`, `f32`), Gaussian and box
+//!   blur, Sobel.
+//! * [`integral`], [`pyramid`], [`resize`]: summed-area tables with O(1) window statistics,
+//!   Gaussian pyramid levels, bilinear resize.
+//!
+//! Nothing here allocates: functions that need working memory take a `&mut [T]` scratch slice and
+//! publish the length they need (`*_scratch_len`). Errors are values ([`Error`]), never panics,
+//! and are detected before any output is written.
+#![cfg_attr(not(any(test, feature = "std")), no_std)]
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod border;
+pub mod error;
+pub mod filter;
+pub mod geometry;
+pub mod image;
+pub mod integral;
+pub mod pixel;
+pub mod pyramid;
+pub mod resize;
+
+pub use border::Border;
+pub use error::{Error, Result};
+pub use geometry::{Rect, RectF};
+pub use image::{ImageView, ImageViewMut};
+pub use pixel::{Pixel, PixelFormat};
+
+/// The crate version, `MAJOR.MINOR.PATCH`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
