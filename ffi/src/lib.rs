@@ -1,1 +1,26 @@
-//! C ABI
+//! # mvision-ffi — the C ABI of libmvision
+//!
+//! Builds `libmvision.a` and `libmvision.so`; `include/mvision.h` is generated from this crate by
+//! a pinned cbindgen (see `tests/header.rs`). Conventions, as in rustls-ffi:
+//! * fallible functions return an [`mv_status`]; outputs come last and are written only when
+//!   the call returns `MV_STATUS_OK`;
+//! * every pointer is checked; NULL gives `MV_STATUS_NULL_POINTER`;
+//! * no panic crosses the boundary: a panic becomes `MV_STATUS_PANIC`;
+//! * objects are freed exactly once by their `_destroy`, which accepts NULL.
+//!
+//! One module per C "class": [`status`], [`image`], [`geometry`], [`filter`], [`integral`],
+//! [`resample`], [`context`]; [`panic`] holds the boundary guard.
+#![deny(missing_docs)]
+#![allow(non_camel_case_types)]
+
+pub mod context;
+pub mod filter;
+pub mod geometry;
+pub mod image;
+pub mod integral;
+pub mod panic;
+pub mod resample;
+pub mod status;
+pub mod version;
+
+pub use status::mv_status;

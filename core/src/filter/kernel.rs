@@ -12,6 +12,9 @@ use crate::error::{Error, Result};
 /// Largest number of taps in a dense kernel (`15 × 15`).
 pub const MAX_TAPS_2D: usize = MAX_KERNEL_SIZE * MAX_KERNEL_SIZE;
 
+/// Fractional bits used when float kernels are quantised automatically (`from_f32_auto`).
+pub const DEFAULT_SHIFT: u32 = 14;
+
 /// Largest allowed `shift` (fractional bits) of a fixed-point kernel.
 pub const MAX_SHIFT: u32 = 24;
 
@@ -100,6 +103,24 @@ impl Kernel2dQ {
             *d = quantise(c, shift)?;
         }
         Self::new(size, &q[..coeffs.len()], shift)
+    }
+
+    /// Quantises float coefficients at the largest shift ≤ [`DEFAULT_SHIFT`] whose worst case
+    /// still fits the `i32` accumulator (large gains get fewer fractional bits).
+    ///
+    /// Errors: as [`Kernel2dQ::from_f32`] when no shift fits.
+    pub fn from_f32_auto(size: usize, coeffs: &[f32]) -> Result<Self> {
+        let mut last = Error::InvalidKernel;
+        for shift in (0..=DEFAULT_SHIFT).rev() {
+            match Self::from_f32(size, coeffs, shift) {
+                Ok(k) => return Ok(k),
+                Err(Error::InvalidKernel) if coeffs.iter().all(|c| c.is_finite()) => {
+                    last = Error::InvalidKernel
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
     }
 
     /// Side length in pixels.
@@ -210,6 +231,24 @@ impl SepKernelQ {
             *d = quantise(c, shift_y)?;
         }
         Self::new(&qx[..kx.len()], &qy[..ky.len()], total)
+    }
+
+    /// Quantises float vectors with the same number of fractional bits per axis, the largest
+    /// ≤ `DEFAULT_SHIFT / 2` whose worst case fits the `i32` accumulator.
+    ///
+    /// Errors: as [`SepKernelQ::from_f32`] when no shift fits.
+    pub fn from_f32_auto(kx: &[f32], ky: &[f32]) -> Result<Self> {
+        let mut last = Error::InvalidKernel;
+        for s in (0..=DEFAULT_SHIFT / 2).rev() {
+            match Self::from_f32(kx, ky, s, s) {
+                Ok(k) => return Ok(k),
+                Err(Error::InvalidKernel) if kx.iter().chain(ky).all(|c| c.is_finite()) => {
+                    last = Error::InvalidKernel
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last)
     }
 
     /// Row (horizontal) coefficients.

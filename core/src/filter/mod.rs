@@ -20,7 +20,9 @@ pub use blur::{
     box_blur_f32, box_blur_u8, gaussian_blur_f32, gaussian_blur_u8, gaussian_kernel_f32,
     gaussian_kernel_q, gaussian_kernel_size, GAUSSIAN_SHIFT_PER_AXIS,
 };
-pub use kernel::{Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ, MAX_SHIFT, MAX_TAPS_2D};
+pub use kernel::{
+    Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ, DEFAULT_SHIFT, MAX_SHIFT, MAX_TAPS_2D,
+};
 pub use sobel::{gradient_polar_f32, gradient_polar_i16, sobel_f32, sobel_u8};
 
 use crate::border::Border;
