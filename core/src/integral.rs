@@ -25,7 +25,7 @@ pub fn integral_size(width: usize, height: usize) -> (usize, usize) {
 pub fn integral_u8(
     src: &ImageView<'_, u8>,
     sum: &mut ImageViewMut<'_, u32>,
-    mut sqsum: Option<&mut ImageViewMut<'_, u64>>,
+    sqsum: Option<&mut ImageViewMut<'_, u64>>,
 ) -> Result<()> {
     let (w, h) = src.size();
     let size = integral_size(w, h);
@@ -47,7 +47,7 @@ pub fn integral_u8(
             *o = a + acc;
         }
     }
-    if let Some(sq) = sqsum.as_deref_mut() {
+    if let Some(sq) = sqsum {
         sq.row_mut(0).fill(0);
         for y in 0..h {
             let row = src.row(y);

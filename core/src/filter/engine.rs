@@ -13,7 +13,9 @@ use crate::pixel::Pixel;
 use core::ops::{Add, Mul};
 
 /// An accumulator type: `i32` for fixed-point paths, `f32` for float paths.
-pub(crate) trait Acc: Copy + Default + PartialEq + Add<Output = Self> + Mul<Output = Self> {
+pub(crate) trait Acc:
+    Copy + Default + PartialEq + Add<Output = Self> + Mul<Output = Self>
+{
     /// Whether a zero coefficient can be skipped without changing the result (true for
     /// integers; false for floats, where `0 · NaN` must still poison the sum).
     const SKIP_ZERO: bool;
@@ -113,6 +115,7 @@ impl<'s, A: Acc> Ring<'s, A> {
 
 /// Dense `k × k` convolution (correlation: the kernel is not flipped) of `src` into `dst`
 /// (same size). `coeffs` is row-major. `finish` turns an accumulated sum into an output pixel.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn conv2d<S: Pixel, A: Acc, D: Pixel>(
     src: &ImageView<'_, S>,
     dst: &mut ImageViewMut<'_, D>,
