@@ -109,7 +109,12 @@ impl Rect {
             return None;
         }
         // Both widths are bounded by the input widths, so they fit in i32.
-        Some(Rect::new(x0, y0, (x1 - x0 as i64) as i32, (y1 - y0 as i64) as i32))
+        Some(Rect::new(
+            x0,
+            y0,
+            (x1 - x0 as i64) as i32,
+            (y1 - y0 as i64) as i32,
+        ))
     }
 
     /// Intersection over union in `[0, 1]`; 0 when either rectangle is empty.
@@ -209,12 +214,7 @@ impl RectF {
         let y1 = libm::roundf(self.y + self.height);
         let sat = |v: f32| v as i32; // `as` saturates and maps NaN to 0.
         let (x, y) = (sat(x0), sat(y0));
-        Rect::new(
-            x,
-            y,
-            sat(x1).saturating_sub(x),
-            sat(y1).saturating_sub(y),
-        )
+        Rect::new(x, y, sat(x1).saturating_sub(x), sat(y1).saturating_sub(y))
     }
 }
 

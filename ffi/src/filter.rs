@@ -10,7 +10,7 @@ use crate::image::{
 use crate::panic::{guard, non_null};
 use crate::status::mv_status::{self, *};
 use mvision_core::filter::{self as f, Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ};
-use mvision_core::{ImageView, ImageViewMut, Pixel, PixelFormat};
+use mvision_core::{Border, ImageView, ImageViewMut, Pixel, PixelFormat};
 
 /// Runs `op` on a validated input/output pair (the input is copied first if they overlap).
 ///
@@ -28,6 +28,47 @@ pub(crate) unsafe fn run_unary<S: Pixel, D: Pixel>(
     let s = unsafe { input_view::<S>(src, &[dst], &mut hold)? };
     let mut d = unsafe { output_view::<D>(dst)? };
     op(&s, &mut d).map_err(Into::into)
+}
+
+/// Runs a same-format operation on a validated pair: `on_u8` for U8 images (with an `i32`
+/// scratch of `scratch_len`), `on_f32` for F32 images (with an `f32` scratch). The border is
+/// converted for the format first; other formats give `MV_STATUS_UNSUPPORTED_FORMAT`.
+///
+/// # Safety
+/// `src` and `dst` come from [`check`].
+pub(crate) unsafe fn dispatch_u8_f32(
+    src: &Checked,
+    dst: &Checked,
+    border: mv_border,
+    scratch_len: usize,
+    on_u8: impl FnOnce(
+        &ImageView<'_, u8>,
+        &mut ImageViewMut<'_, u8>,
+        Border<u8>,
+        &mut [i32],
+    ) -> mvision_core::Result<()>,
+    on_f32: impl FnOnce(
+        &ImageView<'_, f32>,
+        &mut ImageViewMut<'_, f32>,
+        Border<f32>,
+        &mut [f32],
+    ) -> mvision_core::Result<()>,
+) -> Result<(), mv_status> {
+    match src.format {
+        PixelFormat::U8 => {
+            let b = border_u8(border)?;
+            let mut tmp = scratch::<i32>(scratch_len)?;
+            // SAFETY: forwarded contract; formats are checked by run_unary.
+            unsafe { run_unary(src, dst, |a, o| on_u8(a, o, b, &mut tmp)) }
+        }
+        PixelFormat::F32 => {
+            let b = border_f32(border)?;
+            let mut tmp = scratch::<f32>(scratch_len)?;
+            // SAFETY: forwarded contract; formats are checked by run_unary.
+            unsafe { run_unary(src, dst, |a, o| on_f32(a, o, b, &mut tmp)) }
+        }
+        _ => Err(MV_STATUS_UNSUPPORTED_FORMAT),
+    }
 }
 
 /// Validates a pair of images and dispatches on the (shared) source format.
@@ -95,22 +136,16 @@ pub unsafe extern "C" fn mv_filter2d(
         // SAFETY: k ≤ 15 validated; caller provides k² values.
         let coeffs = unsafe { read_array(kernel, k * k)? };
         let len = f::filter2d_scratch_len(s.width, k);
-        match s.format {
-            PixelFormat::U8 => {
-                let kq = Kernel2dQ::from_f32_auto(k, coeffs)?;
-                let b = border_u8(border)?;
-                let mut tmp = scratch::<i32>(len)?;
-                // SAFETY: validated pair of u8 images.
-                unsafe { run_unary(&s, &d, |a, o| f::filter2d_u8(a, o, &kq, b, &mut tmp)) }
-            }
-            PixelFormat::F32 => {
-                let kf = Kernel2dF32::new(k, coeffs)?;
-                let b = border_f32(border)?;
-                let mut tmp = scratch::<f32>(len)?;
-                // SAFETY: validated pair of f32 images.
-                unsafe { run_unary(&s, &d, |a, o| f::filter2d_f32(a, o, &kf, b, &mut tmp)) }
-            }
-            _ => Err(MV_STATUS_UNSUPPORTED_FORMAT),
+        // SAFETY: validated pair.
+        unsafe {
+            dispatch_u8_f32(
+                &s,
+                &d,
+                border,
+                len,
+                |a, o, b, t| f::filter2d_u8(a, o, &Kernel2dQ::from_f32_auto(k, coeffs)?, b, t),
+                |a, o, b, t| f::filter2d_f32(a, o, &Kernel2dF32::new(k, coeffs)?, b, t),
+            )
         }
     })
 }
@@ -176,22 +211,16 @@ pub unsafe extern "C" fn mv_sep_filter2d(
         // SAFETY: lengths ≤ 15 validated; caller provides them.
         let (vx, vy) = unsafe { (read_array(kx, nx)?, read_array(ky, ny)?) };
         let len = f::separable_scratch_len(s.width, nx, ny);
-        match s.format {
-            PixelFormat::U8 => {
-                let kq = SepKernelQ::from_f32_auto(vx, vy)?;
-                let b = border_u8(border)?;
-                let mut tmp = scratch::<i32>(len)?;
-                // SAFETY: validated pair of u8 images.
-                unsafe { run_unary(&s, &d, |a, o| f::sep_filter_u8(a, o, &kq, b, &mut tmp)) }
-            }
-            PixelFormat::F32 => {
-                let kf = SepKernelF32::new(vx, vy)?;
-                let b = border_f32(border)?;
-                let mut tmp = scratch::<f32>(len)?;
-                // SAFETY: validated pair of f32 images.
-                unsafe { run_unary(&s, &d, |a, o| f::sep_filter_f32(a, o, &kf, b, &mut tmp)) }
-            }
-            _ => Err(MV_STATUS_UNSUPPORTED_FORMAT),
+        // SAFETY: validated pair.
+        unsafe {
+            dispatch_u8_f32(
+                &s,
+                &d,
+                border,
+                len,
+                |a, o, b, t| f::sep_filter_u8(a, o, &SepKernelQ::from_f32_auto(vx, vy)?, b, t),
+                |a, o, b, t| f::sep_filter_f32(a, o, &SepKernelF32::new(vx, vy)?, b, t),
+            )
         }
     })
 }
@@ -251,25 +280,19 @@ pub unsafe extern "C" fn mv_gaussian_blur(
     guard(|| {
         // SAFETY: forwarded contract.
         let (s, d) = unsafe { same_format_pair(src, dst)? };
-        let k = ksize as usize;
-        match s.format {
-            PixelFormat::U8 => {
-                let kq = f::gaussian_kernel_q(k, sigma)?;
-                let b = border_u8(border)?;
-                let len = f::separable_scratch_len(s.width, kq.kx().len(), kq.ky().len());
-                let mut tmp = scratch::<i32>(len)?;
-                // SAFETY: validated pair of u8 images.
-                unsafe { run_unary(&s, &d, |a, o| f::sep_filter_u8(a, o, &kq, b, &mut tmp)) }
-            }
-            PixelFormat::F32 => {
-                let kf = f::gaussian_kernel_f32(k, sigma)?;
-                let b = border_f32(border)?;
-                let len = f::separable_scratch_len(s.width, kf.kx().len(), kf.ky().len());
-                let mut tmp = scratch::<f32>(len)?;
-                // SAFETY: validated pair of f32 images.
-                unsafe { run_unary(&s, &d, |a, o| f::sep_filter_f32(a, o, &kf, b, &mut tmp)) }
-            }
-            _ => Err(MV_STATUS_UNSUPPORTED_FORMAT),
+        // Validates ksize/sigma (the f32 and fixed kernels share the size rule).
+        let k = f::gaussian_kernel_f32(ksize as usize, sigma)?.kx().len();
+        let len = f::separable_scratch_len(s.width, k, k);
+        // SAFETY: validated pair.
+        unsafe {
+            dispatch_u8_f32(
+                &s,
+                &d,
+                border,
+                len,
+                |a, o, b, t| f::gaussian_blur_u8(a, o, ksize as usize, sigma, b, t),
+                |a, o, b, t| f::gaussian_blur_f32(a, o, ksize as usize, sigma, b, t),
+            )
         }
     })
 }
@@ -294,20 +317,16 @@ pub unsafe extern "C" fn mv_box_blur(
         let (s, d) = unsafe { same_format_pair(src, dst)? };
         let k = kernel_len(ksize)?;
         let len = f::separable_scratch_len(s.width, k, k);
-        match s.format {
-            PixelFormat::U8 => {
-                let b = border_u8(border)?;
-                let mut tmp = scratch::<i32>(len)?;
-                // SAFETY: validated pair of u8 images.
-                unsafe { run_unary(&s, &d, |a, o| f::box_blur_u8(a, o, k, b, &mut tmp)) }
-            }
-            PixelFormat::F32 => {
-                let b = border_f32(border)?;
-                let mut tmp = scratch::<f32>(len)?;
-                // SAFETY: validated pair of f32 images.
-                unsafe { run_unary(&s, &d, |a, o| f::box_blur_f32(a, o, k, b, &mut tmp)) }
-            }
-            _ => Err(MV_STATUS_UNSUPPORTED_FORMAT),
+        // SAFETY: validated pair.
+        unsafe {
+            dispatch_u8_f32(
+                &s,
+                &d,
+                border,
+                len,
+                |a, o, b, t| f::box_blur_u8(a, o, k, b, t),
+                |a, o, b, t| f::box_blur_f32(a, o, k, b, t),
+            )
         }
     })
 }

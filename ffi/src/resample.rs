@@ -1,7 +1,7 @@
 //! Gaussian pyramid levels and bilinear resize.
 
-use crate::filter::run_unary;
-use crate::image::{border_f32, border_u8, check, mv_border, mv_image, scratch};
+use crate::filter::{dispatch_u8_f32, run_unary};
+use crate::image::{check, mv_border, mv_image, scratch};
 use crate::panic::{guard, non_null};
 use crate::status::mv_status::{self, *};
 use mvision_core::pyramid::{pyr_down_f32, pyr_down_scratch_len, pyr_down_size, pyr_down_u8};
@@ -61,21 +61,16 @@ pub unsafe extern "C" fn mv_pyr_down(
         if d.size() != pyr_down_size(s.width, s.height) {
             return Err(MV_STATUS_SIZE_MISMATCH);
         }
-        let len = pyr_down_scratch_len(s.width);
-        match s.format {
-            PixelFormat::U8 => {
-                let b = border_u8(border)?;
-                let mut tmp = scratch::<i32>(len)?;
-                // SAFETY: validated pair of u8 images.
-                unsafe { run_unary(&s, &d, |a, o| pyr_down_u8(a, o, b, &mut tmp)) }
-            }
-            PixelFormat::F32 => {
-                let b = border_f32(border)?;
-                let mut tmp = scratch::<f32>(len)?;
-                // SAFETY: validated pair of f32 images.
-                unsafe { run_unary(&s, &d, |a, o| pyr_down_f32(a, o, b, &mut tmp)) }
-            }
-            _ => Err(MV_STATUS_UNSUPPORTED_FORMAT),
+        // SAFETY: validated pair.
+        unsafe {
+            dispatch_u8_f32(
+                &s,
+                &d,
+                border,
+                pyr_down_scratch_len(s.width),
+                pyr_down_u8,
+                pyr_down_f32,
+            )
         }
     })
 }

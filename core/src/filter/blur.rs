@@ -103,7 +103,13 @@ pub fn gaussian_blur_u8(
     border: Border<u8>,
     scratch: &mut [i32],
 ) -> Result<()> {
-    super::sep_filter_u8(src, dst, &gaussian_kernel_q(ksize, sigma_px)?, border, scratch)
+    super::sep_filter_u8(
+        src,
+        dst,
+        &gaussian_kernel_q(ksize, sigma_px)?,
+        border,
+        scratch,
+    )
 }
 
 /// Gaussian blur of an `f32` image with the kernel of [`gaussian_kernel_f32`].
@@ -117,7 +123,13 @@ pub fn gaussian_blur_f32(
     border: Border<f32>,
     scratch: &mut [f32],
 ) -> Result<()> {
-    super::sep_filter_f32(src, dst, &gaussian_kernel_f32(ksize, sigma_px)?, border, scratch)
+    super::sep_filter_f32(
+        src,
+        dst,
+        &gaussian_kernel_f32(ksize, sigma_px)?,
+        border,
+        scratch,
+    )
 }
 
 const ONES: [i32; MAX_KERNEL_SIZE] = [1; MAX_KERNEL_SIZE];
