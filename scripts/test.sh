@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The one test entry point (README, CI): installs what is missing, then runs every check.
+#   scripts/test.sh            everything
+#   SKIP_DEPS=1 scripts/test.sh   skip the dependency check
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+step() { printf '\n=== %s\n' "$*"; }
+started=$(date +%s)
+
+[ -n "${SKIP_DEPS:-}" ] || bash scripts/install-deps.sh
+
+step "rustfmt"
+cargo fmt --all --check
+
+step "clippy (all targets, -D warnings)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "rustdoc (-D warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+
+step "core for bare metal (thumbv7em-none-eabihf)"
+cargo build -p mvision-core --release --locked --target thumbv7em-none-eabihf
+
+step "libmvision cross-build for Jetson (aarch64-unknown-linux-gnu)"
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+  cargo build -p mvision-ffi --release --locked --target aarch64-unknown-linux-gnu
+for lib in libmvision.so libmvision.a; do
+  f=target/aarch64-unknown-linux-gnu/release/$lib
+  if [ "$lib" = libmvision.so ]; then
+    readelf -h "$f" | grep -q 'AArch64' || { echo "$f is not an AArch64 ELF" >&2; exit 1; }
+  fi
+  echo "built $f ($(du -h "$f" | cut -f1))"
+done
+
+step "C API: CMake package, examples, ctest, ASan+UBSan"
+bash cmake/run-tests.sh "$root" "$root/build/cmake-test"
+
+step "Rust tests (header check included)"
+cargo test --workspace --locked
+
+echo
+echo "all checks passed in $(( $(date +%s) - started )) s"
