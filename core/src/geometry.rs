@@ -130,9 +130,21 @@ impl Rect {
 
     /// The part of the rectangle inside a `width × height` frame, or `None` if nothing is left.
     pub fn clamp_to(&self, width: usize, height: usize) -> Option<Rect> {
-        let w = width.min(i32::MAX as usize) as i32;
-        let h = height.min(i32::MAX as usize) as i32;
-        self.intersection(&Rect::new(0, 0, w, h))
+        // The frame may be wider than a `Rect` can hold, so clamp the edges in i64.
+        let frame_w = width.min(i64::MAX as usize) as i64;
+        let frame_h = height.min(i64::MAX as usize) as i64;
+        let (x0, y0) = ((self.x as i64).max(0), (self.y as i64).max(0));
+        let (x1, y1) = (self.right().min(frame_w), self.bottom().min(frame_h));
+        if x1 <= x0 || y1 <= y0 {
+            return None;
+        }
+        // The result lies inside `self`, so its fields fit i32.
+        Some(Rect::new(
+            x0 as i32,
+            y0 as i32,
+            (x1 - x0) as i32,
+            (y1 - y0) as i32,
+        ))
     }
 
     /// The same rectangle with `f32` coordinates.
@@ -181,10 +193,17 @@ impl RectF {
         if self.is_empty() || other.is_empty() {
             return None;
         }
+        let (ax1, ay1) = (self.x + self.width, self.y + self.height);
+        let (bx1, by1) = (other.x + other.width, other.y + other.height);
+        // `f32::max`/`min` ignore a NaN operand, so a NaN edge (NaN x or y, or −∞ + ∞) would
+        // silently take the other rectangle's edge; such a rectangle has no defined overlap.
+        if [ax1, ay1, bx1, by1].iter().any(|v| v.is_nan()) {
+            return None;
+        }
         let x0 = self.x.max(other.x);
         let y0 = self.y.max(other.y);
-        let x1 = (self.x + self.width).min(other.x + other.width);
-        let y1 = (self.y + self.height).min(other.y + other.height);
+        let x1 = ax1.min(bx1);
+        let y1 = ay1.min(by1);
         let r = RectF::new(x0, y0, x1 - x0, y1 - y0);
         (!r.is_empty()).then_some(r)
     }

@@ -159,7 +159,9 @@ impl<'a> IntegralImage<'a> {
         let q = self.window_sq_sum(rect)? as u128;
         let s = self.window_sum(rect)? as u128;
         let n = rect.area() as u128;
-        let num = n * q - s * s;
+        // Non-negative for tables built together by `integral_u8` (Cauchy–Schwarz); saturate so
+        // that a caller's mismatched pair of tables gives 0, not a panic or a wrapped value.
+        let num = (n * q).saturating_sub(s * s);
         Ok(num as f64 / (n * n) as f64)
     }
 }
