@@ -224,16 +224,20 @@ impl RectF {
         self.intersection(&RectF::new(0.0, 0.0, width, height))
     }
 
-    /// The integer rectangle whose edges are this one's edges rounded to the nearest pixel
-    /// (halves away from zero), saturated to the `i32` range; NaN edges become 0.
+    /// The integer rectangle whose edges are this one's edges rounded to the nearest pixel,
+    /// halves up (`floor(v + ½)`, with the edges summed in `f64` so nothing rounds twice). Halves up rather
+    /// than away from zero keeps the result translation-invariant: a box straddling 0 is rounded
+    /// like the same box anywhere else. Saturates to the `i32` range; NaN edges become 0.
     pub fn round(&self) -> Rect {
-        let x0 = libm::roundf(self.x);
-        let y0 = libm::roundf(self.y);
-        let x1 = libm::roundf(self.x + self.width);
-        let y1 = libm::roundf(self.y + self.height);
-        let sat = |v: f32| v as i32; // `as` saturates and maps NaN to 0.
-        let (x, y) = (sat(x0), sat(y0));
-        Rect::new(x, y, sat(x1).saturating_sub(x), sat(y1).saturating_sub(y))
+        let edge = |v: f64| libm::floor(v + 0.5) as i32; // `as` saturates, NaN → 0.
+        let (x, y) = (self.x as f64, self.y as f64);
+        let (x0, y0) = (edge(x), edge(y));
+        Rect::new(
+            x0,
+            y0,
+            edge(x + self.width as f64).saturating_sub(x0),
+            edge(y + self.height as f64).saturating_sub(y0),
+        )
     }
 }
 

@@ -10,7 +10,8 @@ use crate::image::{ImageView, ImageViewMut};
 pub const GAUSSIAN_SHIFT_PER_AXIS: u32 = 10;
 
 /// The kernel size a Gaussian of standard deviation `sigma_px` gets when none is given:
-/// `2·ceil(3σ) + 1`, the smallest odd size covering ±3σ.
+/// `2·ceil(3σ) + 1`, the smallest odd size covering ±3σ. `3σ` within 1e-6 above an integer
+/// counts as that integer, so an `f32` σ that is the rounding of `k/3` does not grow the kernel.
 ///
 /// Errors: [`Error::InvalidArgument`] if `sigma_px` is not finite and positive;
 /// [`Error::InvalidKernel`] if the size would exceed 15 (σ > 7/3 px).

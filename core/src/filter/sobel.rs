@@ -46,12 +46,24 @@ pub fn sobel_f32(
     engine::separable(src, dy, &SMOOTH_F32, &DERIV_F32, 1, border, scratch, id, id)
 }
 
+/// `atan2(dy, dx)` folded into `(−π, π]` (`atan2(−0, x<0)` is −π).
+#[inline]
+fn orientation_of(dx: f32, dy: f32) -> f32 {
+    let a = libm::atan2f(dy, dx);
+    if a == -core::f32::consts::PI {
+        core::f32::consts::PI
+    } else {
+        a
+    }
+}
+
 fn polar<T: Pixel>(
     dx: &ImageView<'_, T>,
     dy: &ImageView<'_, T>,
     magnitude: &mut ImageViewMut<'_, f32>,
     orientation: &mut ImageViewMut<'_, f32>,
     to_f32: impl Fn(T) -> f32,
+    hypot: impl Fn(f32, f32) -> f32,
 ) -> Result<()> {
     same_size(dx.size(), dy.size())?;
     same_size(dx.size(), magnitude.size())?;
@@ -59,11 +71,10 @@ fn polar<T: Pixel>(
     for y in 0..dx.height() {
         let (gx, gy) = (dx.row(y), dy.row(y));
         for ((m, &a), &b) in magnitude.row_mut(y).iter_mut().zip(gx).zip(gy) {
-            let (a, b) = (to_f32(a), to_f32(b));
-            *m = libm::sqrtf(a * a + b * b);
+            *m = hypot(to_f32(a), to_f32(b));
         }
         for ((o, &a), &b) in orientation.row_mut(y).iter_mut().zip(gx).zip(gy) {
-            *o = libm::atan2f(to_f32(b), to_f32(a));
+            *o = orientation_of(to_f32(a), to_f32(b));
         }
     }
     Ok(())
@@ -79,10 +90,19 @@ pub fn gradient_polar_i16(
     magnitude: &mut ImageViewMut<'_, f32>,
     orientation: &mut ImageViewMut<'_, f32>,
 ) -> Result<()> {
-    polar(dx, dy, magnitude, orientation, |v| v as f32)
+    // |d| ≤ 32768: the plain formula cannot overflow and is exact to one rounding.
+    polar(
+        dx,
+        dy,
+        magnitude,
+        orientation,
+        |v| v as f32,
+        |a, b| libm::sqrtf(a * a + b * b),
+    )
 }
 
-/// Gradient magnitude and orientation from `f32` derivatives (as [`gradient_polar_i16`]).
+/// Gradient magnitude (overflow-free `hypot`) and orientation in `(−π, π]` from `f32`
+/// derivatives (as [`gradient_polar_i16`]).
 ///
 /// Errors: [`crate::Error::SizeMismatch`] unless all four images have one size.
 pub fn gradient_polar_f32(
@@ -91,5 +111,6 @@ pub fn gradient_polar_f32(
     magnitude: &mut ImageViewMut<'_, f32>,
     orientation: &mut ImageViewMut<'_, f32>,
 ) -> Result<()> {
-    polar(dx, dy, magnitude, orientation, |v| v)
+    // Arbitrary floats: hypot avoids overflow of a² + b² above ~1.8e19.
+    polar(dx, dy, magnitude, orientation, |v| v, libm::hypotf)
 }

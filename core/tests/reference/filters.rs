@@ -679,6 +679,23 @@ fn gradient_polar_matches_reference() {
     assert_eq!(mag.plane().px, vec![0.0, 3.0, 4.0, 3.0, 4.0]);
     let pi = std::f32::consts::PI;
     assert_eq!(ori.plane().px, vec![0.0, 0.0, pi / 2.0, pi, -pi / 2.0]);
+
+    // Float edge cases: atan2(−0, −1) is −π, folded to π; magnitudes beyond √f32::MAX stay
+    // finite (a² + b² would overflow).
+    let fx = Img::from_fn(&mut rng, 3, 1, |_, x, _| [-1.0f32, 3e19, -3e30][x]);
+    let fy = Img::from_fn(&mut rng, 3, 1, |_, x, _| [-0.0f32, 4e19, 4e30][x]);
+    let mut mag = Img::<f32>::garbage(&mut rng, 3, 1);
+    let mut ori = Img::<f32>::garbage(&mut rng, 3, 1);
+    gradient_polar_f32(
+        &fx.view(),
+        &fy.view(),
+        &mut mag.view_mut(),
+        &mut ori.view_mut(),
+    )
+    .unwrap();
+    assert_eq!(ori.at(0, 0), pi);
+    assert!((mag.at(1, 0) / 5e19 - 1.0).abs() < 1e-6, "{}", mag.at(1, 0));
+    assert!((mag.at(2, 0) / 5e30 - 1.0).abs() < 1e-6, "{}", mag.at(2, 0));
 }
 
 /// Random sizes and strides beyond the fixed list, one random operation each, for every

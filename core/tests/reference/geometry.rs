@@ -237,14 +237,17 @@ fn rectf_nan_and_infinite_fields() {
 }
 
 #[test]
-fn rectf_round_halves_away_saturates_and_zeroes_nan() {
+fn rectf_round_halves_up_saturates_and_zeroes_nan() {
     let nan = f32::NAN;
     let r = |x, y, w, h| RectF::new(x, y, w, h).round();
     assert_eq!(r(0.5, 1.5, 2.0, 2.0), Rect::new(1, 2, 2, 2));
-    // Each edge rounds on its own, so a unit box straddling 0 at a half grows to 2.
-    assert_eq!(r(-0.5, -1.5, 1.0, 1.0), Rect::new(-1, -2, 2, 1));
+    // Halves go up on both sides of 0, so a unit box keeps its size wherever it stands.
+    assert_eq!(r(-0.5, -1.5, 1.0, 1.0), Rect::new(0, -1, 1, 1));
+    assert_eq!(r(10.5, 20.5, 1.0, 1.0), Rect::new(11, 21, 1, 1));
+    // 0.49999997 + 0.5 rounds to 1.0 in f32; the f64 computation keeps it below the half.
+    assert_eq!(r(0.499_999_97, 0.0, 1.0, 1.0), Rect::new(0, 0, 1, 1));
     assert_eq!(r(0.4, 0.6, 0.2, 0.3), Rect::new(0, 1, 1, 0));
-    assert_eq!(r(2.49, -2.5, 0.0, 5.0), Rect::new(2, -3, 0, 6));
+    assert_eq!(r(2.49, -2.5, 0.0, 5.0), Rect::new(2, -2, 0, 5));
     assert_eq!(r(nan, 3.0, 5.0, 5.0), Rect::new(0, 3, 0, 5));
     assert_eq!(r(1.0, 1.0, nan, nan), Rect::new(1, 1, -1, -1));
     assert_eq!(
