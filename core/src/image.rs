@@ -26,6 +26,37 @@ pub fn required_len(width: usize, height: usize, stride: usize) -> Result<usize>
         .ok_or(Error::Overflow)
 }
 
+/// Geometry accessors shared by both view types (same fields, same meaning).
+macro_rules! view_geometry {
+    () => {
+        /// Width in pixels.
+        pub fn width(&self) -> usize {
+            self.width
+        }
+
+        /// Height in pixels.
+        pub fn height(&self) -> usize {
+            self.height
+        }
+
+        /// Distance between row starts, in elements.
+        pub fn stride(&self) -> usize {
+            self.stride
+        }
+
+        /// `(width, height)` in pixels.
+        pub fn size(&self) -> (usize, usize) {
+            (self.width, self.height)
+        }
+
+        /// The pixel at `(x, y)`, or `None` outside the view.
+        #[inline]
+        pub fn get(&self, x: usize, y: usize) -> Option<T> {
+            (x < self.width && y < self.height).then(|| self.data[y * self.stride + x])
+        }
+    };
+}
+
 /// Read-only view of a `width × height` image whose rows start `stride` elements apart.
 #[derive(Clone, Copy, Debug)]
 pub struct ImageView<'a, T: Pixel> {
@@ -92,37 +123,13 @@ impl<'a, T: Pixel> ImageView<'a, T> {
         Self::new(data, width, height, width)
     }
 
-    /// Width in pixels.
-    pub fn width(&self) -> usize {
-        self.width
-    }
-
-    /// Height in pixels.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-
-    /// Distance between row starts, in elements.
-    pub fn stride(&self) -> usize {
-        self.stride
-    }
-
-    /// `(width, height)` in pixels.
-    pub fn size(&self) -> (usize, usize) {
-        (self.width, self.height)
-    }
+    view_geometry!();
 
     /// Row `y` (exactly `width` elements). Panics if `y ≥ height`.
     #[inline]
     pub fn row(&self, y: usize) -> &'a [T] {
         let start = y * self.stride;
         &self.data[start..start + self.width]
-    }
-
-    /// The pixel at `(x, y)`, or `None` outside the view.
-    #[inline]
-    pub fn get(&self, x: usize, y: usize) -> Option<T> {
-        (x < self.width && y < self.height).then(|| self.data[y * self.stride + x])
     }
 
     /// The underlying elements, from the first pixel to the last (gaps between rows included).
@@ -169,25 +176,7 @@ impl<'a, T: Pixel> ImageViewMut<'a, T> {
         Self::new(data, width, height, width)
     }
 
-    /// Width in pixels.
-    pub fn width(&self) -> usize {
-        self.width
-    }
-
-    /// Height in pixels.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-
-    /// Distance between row starts, in elements.
-    pub fn stride(&self) -> usize {
-        self.stride
-    }
-
-    /// `(width, height)` in pixels.
-    pub fn size(&self) -> (usize, usize) {
-        (self.width, self.height)
-    }
+    view_geometry!();
 
     /// Row `y` (exactly `width` elements). Panics if `y ≥ height`.
     #[inline]
@@ -201,12 +190,6 @@ impl<'a, T: Pixel> ImageViewMut<'a, T> {
     pub fn row_mut(&mut self, y: usize) -> &mut [T] {
         let start = y * self.stride;
         &mut self.data[start..start + self.width]
-    }
-
-    /// The pixel at `(x, y)`, or `None` outside the view.
-    #[inline]
-    pub fn get(&self, x: usize, y: usize) -> Option<T> {
-        (x < self.width && y < self.height).then(|| self.data[y * self.stride + x])
     }
 
     /// Sets every pixel of the view to `value` (gaps between rows are left alone).

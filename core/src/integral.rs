@@ -36,31 +36,48 @@ pub fn integral_u8(
     if (w as u64).saturating_mul(h as u64) > MAX_INTEGRAL_PIXELS {
         return Err(Error::Overflow);
     }
-    sum.row_mut(0).fill(0);
-    for y in 0..h {
-        let row = src.row(y);
-        let mut acc = 0u32;
-        let (above, below) = split_rows(sum, y);
-        below[0] = 0;
-        for ((o, &a), &p) in below[1..].iter_mut().zip(&above[1..]).zip(row) {
-            acc += p as u32;
+    fill_table(src, sum, |p| p as u32);
+    if let Some(sq) = sqsum {
+        fill_table(src, sq, |p| (p as u64) * (p as u64));
+    }
+    Ok(())
+}
+
+/// Unsigned table entries: exact sums that never exceed the type (checked by the caller), so
+/// window queries may use wrapping arithmetic on the four corners.
+trait TableEntry: crate::pixel::Pixel + core::ops::Add<Output = Self> {
+    fn wrapping_corner_sum(a: Self, b: Self, c: Self, d: Self) -> Self;
+}
+
+macro_rules! table_entry {
+    ($t:ty) => {
+        impl TableEntry for $t {
+            #[inline]
+            fn wrapping_corner_sum(a: Self, b: Self, c: Self, d: Self) -> Self {
+                a.wrapping_sub(b).wrapping_sub(c).wrapping_add(d)
+            }
+        }
+    };
+}
+table_entry!(u32);
+table_entry!(u64);
+
+/// Writes the summed-area table of `term(p)` over `src` into `table` (row 0 and column 0 zero).
+fn fill_table<T: TableEntry>(
+    src: &ImageView<'_, u8>,
+    table: &mut ImageViewMut<'_, T>,
+    term: impl Fn(u8) -> T,
+) {
+    table.row_mut(0).fill(T::default());
+    for y in 0..src.height() {
+        let mut acc = T::default();
+        let (above, below) = split_rows(table, y);
+        below[0] = T::default();
+        for ((o, &a), &p) in below[1..].iter_mut().zip(&above[1..]).zip(src.row(y)) {
+            acc = acc + term(p);
             *o = a + acc;
         }
     }
-    if let Some(sq) = sqsum {
-        sq.row_mut(0).fill(0);
-        for y in 0..h {
-            let row = src.row(y);
-            let mut acc = 0u64;
-            let (above, below) = split_rows(sq, y);
-            below[0] = 0;
-            for ((o, &a), &p) in below[1..].iter_mut().zip(&above[1..]).zip(row) {
-                acc += (p as u64) * (p as u64);
-                *o = a + acc;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Rows `y` (read) and `y + 1` (write) of a table, borrowed together.
@@ -119,14 +136,7 @@ impl<'a> IntegralImage<'a> {
     /// Errors: [`Error::ZeroSize`] for an empty rectangle; [`Error::OutOfBounds`] unless it
     /// lies inside the image.
     pub fn window_sum(&self, rect: Rect) -> Result<u32> {
-        let (x0, y0, x1, y1) = self.corners(&rect)?;
-        let s = &self.sum;
-        let at = |x: usize, y: usize| s.row(y)[x];
-        // Wrapping is exact: the true result fits u32 by construction of the table.
-        Ok(at(x1, y1)
-            .wrapping_sub(at(x0, y1))
-            .wrapping_sub(at(x1, y0))
-            .wrapping_add(at(x0, y0)))
+        self.box_sum(&self.sum, &rect)
     }
 
     /// Sum of the squared pixels in `rect`.
@@ -135,12 +145,19 @@ impl<'a> IntegralImage<'a> {
     /// was given.
     pub fn window_sq_sum(&self, rect: Rect) -> Result<u64> {
         let sq = self.sqsum.as_ref().ok_or(Error::InvalidArgument)?;
-        let (x0, y0, x1, y1) = self.corners(&rect)?;
-        let at = |x: usize, y: usize| sq.row(y)[x];
-        Ok(at(x1, y1)
-            .wrapping_sub(at(x0, y1))
-            .wrapping_sub(at(x1, y0))
-            .wrapping_add(at(x0, y0)))
+        self.box_sum(sq, &rect)
+    }
+
+    /// The four-corner sum of `table` over `rect` (exact: the true value fits `T`).
+    fn box_sum<T: TableEntry>(&self, table: &ImageView<'_, T>, rect: &Rect) -> Result<T> {
+        let (x0, y0, x1, y1) = self.corners(rect)?;
+        let at = |x: usize, y: usize| table.row(y)[x];
+        Ok(T::wrapping_corner_sum(
+            at(x1, y1),
+            at(x0, y1),
+            at(x1, y0),
+            at(x0, y0),
+        ))
     }
 
     /// Mean pixel value in `rect`.
