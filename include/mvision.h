@@ -320,7 +320,9 @@ void mv_context_destroy(struct mv_context *ctx);
  * Errors: `MV_STATUS_NULL_POINTER`; image errors (see `mv_image_init`);
  * `MV_STATUS_UNSUPPORTED_FORMAT` unless both are U8 or both F32; `MV_STATUS_SIZE_MISMATCH`;
  * `MV_STATUS_ZERO_SIZE` / `MV_STATUS_INVALID_KERNEL` for a bad size or coefficients;
- * `MV_STATUS_INVALID_ARGUMENT` for a bad border.
+ * `MV_STATUS_INVALID_ARGUMENT` for a bad border; `MV_STATUS_OUT_OF_MEMORY` if the working
+ * buffer (about `ksize·(width+ksize)` integers) cannot be allocated. Every filter below can
+ * also return `MV_STATUS_OUT_OF_MEMORY` for its working buffer.
  *
  * # Safety
  * Images NULL or valid; `kernel` NULL or `ksize²` readable floats.
@@ -391,8 +393,8 @@ mv_status mv_sep_filter2d_fixed(const struct mv_image *src,
  * σ from `ksize` (`0.3·((ksize−1)/2 − 1) + 0.8`, as OpenCV). `u8` uses the fixed-point kernel
  * (10 fractional bits per axis, taps summing exactly to 1024).
  *
- * Errors: image errors; `MV_STATUS_INVALID_ARGUMENT` if both `ksize` and `sigma` are 0, sigma
- * is NaN/∞, or a bad border; `MV_STATUS_INVALID_KERNEL` for an even size or one above 15
+ * Errors: image errors; `MV_STATUS_INVALID_ARGUMENT` if `ksize` is 0 and `sigma` ≤ 0, sigma
+ * is NaN/∞, or a bad border; `MV_STATUS_OUT_OF_MEMORY` if scratch cannot be allocated; `MV_STATUS_INVALID_KERNEL` for an even size or one above 15
  * (σ > 7/3 with `ksize` 0).
  *
  * # Safety
@@ -532,8 +534,9 @@ mv_status mv_integral(const struct mv_image *src,
  * Sum of the source pixels inside `rect`, from an integral image made by `mv_integral`.
  *
  * Errors: image errors; `MV_STATUS_UNSUPPORTED_FORMAT` unless `sum` is `U32`;
- * `MV_STATUS_ZERO_SIZE` for an empty rectangle; `MV_STATUS_OUT_OF_BOUNDS` unless it lies
- * inside the source image (`(width−1) × (height−1)` of the table).
+ * `MV_STATUS_ZERO_SIZE` for an empty rectangle or a table narrower or shorter than 2 (the
+ * table of an empty source); `MV_STATUS_OUT_OF_BOUNDS` unless the rectangle lies inside the
+ * source image (`(width−1) × (height−1)` of the table).
  *
  * # Safety
  * `sum` NULL or valid; `out_sum` NULL or writable.
@@ -594,7 +597,9 @@ mv_status mv_pyr_down(const struct mv_image *src,
  * pixel-centre alignment: destination pixel `d` samples `(d + ½)·src/dst − ½`, clamped.
  * Coordinates use 11 fractional bits; `U8` is pure integer arithmetic with one rounding.
  *
- * Errors: image errors; `MV_STATUS_UNSUPPORTED_FORMAT`.
+ * Errors: image errors; `MV_STATUS_UNSUPPORTED_FORMAT`; `MV_STATUS_OVERFLOW` for a source
+ * wider than `INT32_MAX`; `MV_STATUS_OUT_OF_MEMORY` if the column table (`2·dst width`
+ * integers) cannot be allocated.
  *
  * # Safety
  * Images NULL or valid.

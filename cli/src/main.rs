@@ -127,7 +127,7 @@ struct FilterArgs {
     /// Kernel side length in pixels (odd, at most 15).
     #[arg(long)]
     ksize: Option<usize>,
-    /// Border mode: replicate, reflect101 (default) or constant[:V].
+    /// Border mode: replicate, reflect101 (default), constant (value 0) or constant:V.
     #[arg(long, value_name = "MODE")]
     border: Option<BorderMode>,
     /// Kernel coefficients, rows separated by ';', values by ','.

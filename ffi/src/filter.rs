@@ -116,7 +116,9 @@ fn kernel_len(ksize: u32) -> Result<usize, mv_status> {
 /// Errors: `MV_STATUS_NULL_POINTER`; image errors (see `mv_image_init`);
 /// `MV_STATUS_UNSUPPORTED_FORMAT` unless both are U8 or both F32; `MV_STATUS_SIZE_MISMATCH`;
 /// `MV_STATUS_ZERO_SIZE` / `MV_STATUS_INVALID_KERNEL` for a bad size or coefficients;
-/// `MV_STATUS_INVALID_ARGUMENT` for a bad border.
+/// `MV_STATUS_INVALID_ARGUMENT` for a bad border; `MV_STATUS_OUT_OF_MEMORY` if the working
+/// buffer (about `ksize·(width+ksize)` integers) cannot be allocated. Every filter below can
+/// also return `MV_STATUS_OUT_OF_MEMORY` for its working buffer.
 ///
 /// # Safety
 /// Images NULL or valid; `kernel` NULL or `ksize²` readable floats.
@@ -263,8 +265,8 @@ pub unsafe extern "C" fn mv_sep_filter2d_fixed(
 /// σ from `ksize` (`0.3·((ksize−1)/2 − 1) + 0.8`, as OpenCV). `u8` uses the fixed-point kernel
 /// (10 fractional bits per axis, taps summing exactly to 1024).
 ///
-/// Errors: image errors; `MV_STATUS_INVALID_ARGUMENT` if both `ksize` and `sigma` are 0, sigma
-/// is NaN/∞, or a bad border; `MV_STATUS_INVALID_KERNEL` for an even size or one above 15
+/// Errors: image errors; `MV_STATUS_INVALID_ARGUMENT` if `ksize` is 0 and `sigma` ≤ 0, sigma
+/// is NaN/∞, or a bad border; `MV_STATUS_OUT_OF_MEMORY` if scratch cannot be allocated; `MV_STATUS_INVALID_KERNEL` for an even size or one above 15
 /// (σ > 7/3 with `ksize` 0).
 ///
 /// # Safety

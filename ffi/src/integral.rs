@@ -64,8 +64,9 @@ pub unsafe extern "C" fn mv_integral(
 /// Sum of the source pixels inside `rect`, from an integral image made by `mv_integral`.
 ///
 /// Errors: image errors; `MV_STATUS_UNSUPPORTED_FORMAT` unless `sum` is `U32`;
-/// `MV_STATUS_ZERO_SIZE` for an empty rectangle; `MV_STATUS_OUT_OF_BOUNDS` unless it lies
-/// inside the source image (`(width−1) × (height−1)` of the table).
+/// `MV_STATUS_ZERO_SIZE` for an empty rectangle or a table narrower or shorter than 2 (the
+/// table of an empty source); `MV_STATUS_OUT_OF_BOUNDS` unless the rectangle lies inside the
+/// source image (`(width−1) × (height−1)` of the table).
 ///
 /// # Safety
 /// `sum` NULL or valid; `out_sum` NULL or writable.
@@ -81,7 +82,7 @@ pub unsafe extern "C" fn mv_integral_window_sum(
         let t = unsafe { check(sum)? };
         t.expect(PixelFormat::U32)?;
         if t.width < 2 || t.height < 2 {
-            return Err(MV_STATUS_SIZE_MISMATCH);
+            return Err(MV_STATUS_ZERO_SIZE); // the table of a 0-pixel-wide or -high source
         }
         let mut hold = InputCopy::default();
         // SAFETY: validated input; no outputs alias it.
@@ -121,7 +122,7 @@ pub unsafe extern "C" fn mv_integral_window_stats(
         t.expect(PixelFormat::U32)?;
         q.expect(PixelFormat::U64)?;
         if t.width < 2 || t.height < 2 {
-            return Err(MV_STATUS_SIZE_MISMATCH);
+            return Err(MV_STATUS_ZERO_SIZE); // the table of a 0-pixel-wide or -high source
         }
         let (mut h1, mut h2) = (InputCopy::default(), InputCopy::default());
         // SAFETY: validated inputs; no outputs alias them.

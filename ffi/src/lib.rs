@@ -9,7 +9,7 @@
 //! * objects are freed exactly once by their `_destroy`, which accepts NULL.
 //!
 //! One module per C "class": [`status`], [`image`], [`geometry`], [`filter`], [`integral`],
-//! [`resample`], [`context`]; [`panic`] holds the boundary guard.
+//! [`resample`], [`context`]; [`mod@panic`] holds the boundary guard.
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
 

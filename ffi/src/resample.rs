@@ -79,7 +79,9 @@ pub unsafe extern "C" fn mv_pyr_down(
 /// pixel-centre alignment: destination pixel `d` samples `(d + ½)·src/dst − ½`, clamped.
 /// Coordinates use 11 fractional bits; `U8` is pure integer arithmetic with one rounding.
 ///
-/// Errors: image errors; `MV_STATUS_UNSUPPORTED_FORMAT`.
+/// Errors: image errors; `MV_STATUS_UNSUPPORTED_FORMAT`; `MV_STATUS_OVERFLOW` for a source
+/// wider than `INT32_MAX`; `MV_STATUS_OUT_OF_MEMORY` if the column table (`2·dst width`
+/// integers) cannot be allocated.
 ///
 /// # Safety
 /// Images NULL or valid.
