@@ -107,6 +107,10 @@ enum mv_status
    */
   MV_STATUS_OUT_OF_DEVICE_MEMORY = 23,
   /**
+   * The images or buffers of one call live on different backends or devices.
+   */
+  MV_STATUS_BACKEND_MISMATCH = 24,
+  /**
    * An internal error (a Rust panic) was caught at the boundary. Please report it.
    */
   MV_STATUS_PANIC = 100,
@@ -120,8 +124,14 @@ typedef uint32_t mv_status;
 #endif // __cplusplus
 
 /**
- * An execution context for a set of backends. Opaque; create with `mv_context_create`, free
- * with `mv_context_destroy`.
+ * An image resident on one backend. Opaque; create with `mv_buffer_create`, free with
+ * `mv_buffer_destroy`.
+ */
+typedef struct mv_buffer mv_buffer;
+
+/**
+ * An execution context: the CPU plus the GPU devices it was created with. Opaque; create with
+ * `mv_context_create` or `mv_context_create_device`, free with `mv_context_destroy`.
  */
 typedef struct mv_context mv_context;
 
@@ -277,17 +287,188 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * Creates a `width × height` buffer of `format` on `backend` (exactly one `MV_BACKEND_*`
+ * flag) of `ctx` into `*out`. Contents are unspecified until uploaded or written. The buffer
+ * keeps its device alive: it may outlive `ctx`.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER`; `MV_STATUS_INVALID_ARGUMENT` unless `backend` is one flag;
+ * `MV_STATUS_BACKEND_UNAVAILABLE` if `ctx` was not created with it;
+ * `MV_STATUS_UNSUPPORTED_FORMAT`; `MV_STATUS_ZERO_SIZE`; `MV_STATUS_OVERFLOW`;
+ * `MV_STATUS_OUT_OF_DEVICE_MEMORY`.
+ *
+ * # Safety
+ * `ctx` NULL or live; `out` NULL or writable.
+ */
+mv_status mv_buffer_create(const struct mv_context *ctx,
+                           mv_backend backend,
+                           uint32_t width,
+                           uint32_t height,
+                           mv_pixel_format format,
+                           struct mv_buffer **out);
+
+/**
+ * Frees a buffer. Accepts NULL (does nothing).
+ *
+ * # Safety
+ * `buf` NULL or from `mv_buffer_create` and not yet destroyed.
+ */
+void mv_buffer_destroy(struct mv_buffer *buf);
+
+/**
+ * Size, format and backend of a buffer; each output may be NULL if not wanted.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `buf` is NULL.
+ *
+ * # Safety
+ * `buf` NULL or live; outputs NULL or writable.
+ */
+mv_status mv_buffer_info(const struct mv_buffer *buf,
+                         uint32_t *width,
+                         uint32_t *height,
+                         mv_pixel_format *format,
+                         mv_backend *backend);
+
+/**
+ * Copies the host image `src` (same size and format) into `buf`.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER`; image errors of `src`; `MV_STATUS_UNSUPPORTED_FORMAT` if
+ * the formats differ; `MV_STATUS_SIZE_MISMATCH`; `MV_STATUS_DEVICE_ERROR`.
+ *
+ * # Safety
+ * `buf` NULL or live; `src` NULL or a valid `mv_image`.
+ */
+mv_status mv_buffer_upload(struct mv_buffer *buf, const struct mv_image *src);
+
+/**
+ * Copies `buf` into the host image `dst` (same size and format), waiting for pending work on
+ * the buffer's device. `dst` is written only if the whole transfer succeeds.
+ *
+ * Errors: as `mv_buffer_upload`.
+ *
+ * # Safety
+ * `buf` NULL or live; `dst` NULL or a valid `mv_image`.
+ */
+mv_status mv_buffer_download(const struct mv_buffer *buf, const struct mv_image *dst);
+
+/**
+ * As `mv_filter2d`, on buffers (`U8` → `U8` fixed-point, `F32` → `F32`), with the tiled
+ * device kernel on GPU backends.
+ *
+ * Errors: as `mv_filter2d`; `MV_STATUS_BACKEND_MISMATCH`; `MV_STATUS_OVERLAP` if
+ * `src == dst`; device errors.
+ *
+ * # Safety
+ * Buffers NULL or live; `kernel` NULL or `ksize²` readable floats.
+ */
+mv_status mv_submit_filter2d(const struct mv_buffer *src,
+                             struct mv_buffer *dst,
+                             const float *kernel,
+                             uint32_t ksize,
+                             struct mv_border border);
+
+/**
+ * As `mv_sep_filter2d`, on buffers.
+ *
+ * Errors: as `mv_submit_filter2d`.
+ *
+ * # Safety
+ * Buffers NULL or live; `kx`, `ky` NULL or readable for their lengths.
+ */
+mv_status mv_submit_sep_filter2d(const struct mv_buffer *src,
+                                 struct mv_buffer *dst,
+                                 const float *kx,
+                                 uint32_t kx_len,
+                                 const float *ky,
+                                 uint32_t ky_len,
+                                 struct mv_border border);
+
+/**
+ * As `mv_gaussian_blur`, on buffers.
+ *
+ * Errors: as `mv_submit_filter2d` and `mv_gaussian_blur`.
+ *
+ * # Safety
+ * Buffers NULL or live.
+ */
+mv_status mv_submit_gaussian_blur(const struct mv_buffer *src,
+                                  struct mv_buffer *dst,
+                                  uint32_t ksize,
+                                  float sigma,
+                                  struct mv_border border);
+
+/**
+ * As `mv_box_blur`, on buffers.
+ *
+ * Errors: as `mv_submit_filter2d`.
+ *
+ * # Safety
+ * Buffers NULL or live.
+ */
+mv_status mv_submit_box_blur(const struct mv_buffer *src,
+                             struct mv_buffer *dst,
+                             uint32_t ksize,
+                             struct mv_border border);
+
+/**
+ * As `mv_sobel` for a `U8` source buffer and `I16` derivative buffers.
+ *
+ * Errors: as `mv_submit_filter2d`; `MV_STATUS_OVERLAP` if any two buffers are the same.
+ *
+ * # Safety
+ * Buffers NULL or live.
+ */
+mv_status mv_submit_sobel(const struct mv_buffer *src,
+                          struct mv_buffer *dx,
+                          struct mv_buffer *dy,
+                          struct mv_border border);
+
+/**
+ * As `mv_integral`, on buffers (`U8` source, `U32` table, optional `U64` squared table).
+ *
+ * Errors: as `mv_submit_filter2d`; `MV_STATUS_OVERLAP` if any two buffers are the same.
+ *
+ * # Safety
+ * `src`, `sum` NULL or live; `sqsum` NULL or live.
+ */
+mv_status mv_submit_integral(const struct mv_buffer *src,
+                             struct mv_buffer *sum,
+                             struct mv_buffer *sqsum);
+
+/**
+ * As `mv_pyr_down`, on buffers.
+ *
+ * Errors: as `mv_submit_filter2d`.
+ *
+ * # Safety
+ * Buffers NULL or live.
+ */
+mv_status mv_submit_pyr_down(const struct mv_buffer *src,
+                             struct mv_buffer *dst,
+                             struct mv_border border);
+
+/**
+ * As `mv_resize_bilinear`, on buffers.
+ *
+ * Errors: as `mv_submit_filter2d`.
+ *
+ * # Safety
+ * Buffers NULL or live.
+ */
+mv_status mv_submit_resize_bilinear(const struct mv_buffer *src, struct mv_buffer *dst);
+
+/**
  * The backends usable on this machine, as an OR of `MV_BACKEND_*` flags (always includes
- * `MV_BACKEND_CPU`).
+ * `MV_BACKEND_CPU`). Probed once: a backend whose driver library is missing is simply absent.
  */
 mv_backend mv_backends_available(void);
 
 /**
- * Creates a context for `backends` (an OR of `MV_BACKEND_*` flags) into `*out`.
+ * Creates a context for `backends` (an OR of `MV_BACKEND_*` flags) into `*out`; GPU devices
+ * are chosen by environment variable or default to device 0 (see the module docs).
  *
  * Errors: `MV_STATUS_NULL_POINTER` if `out` is NULL; `MV_STATUS_INVALID_ARGUMENT` for no flag
- * or an undefined flag; `MV_STATUS_BACKEND_UNAVAILABLE` if any requested backend is not
- * available (see `mv_backends_available`).
+ * or an undefined flag; `MV_STATUS_BACKEND_UNAVAILABLE` if a requested backend has no usable
+ * device; `MV_STATUS_DEVICE_ERROR` if a device fails to initialise.
  *
  * # Safety
  * `out` must be NULL or writable.
@@ -295,20 +476,60 @@ mv_backend mv_backends_available(void);
 mv_status mv_context_create(mv_backend backends, struct mv_context **out);
 
 /**
+ * Creates a context with the CPU and device `index` (see `mv_device_count`) of one backend.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER`; `MV_STATUS_INVALID_ARGUMENT` unless `backend` is exactly
+ * one flag; `MV_STATUS_BACKEND_UNAVAILABLE` if there is no such device;
+ * `MV_STATUS_DEVICE_ERROR` if it fails to initialise.
+ *
+ * # Safety
+ * `out` must be NULL or writable.
+ */
+mv_status mv_context_create_device(mv_backend backend, uint32_t index, struct mv_context **out);
+
+/**
  * The backends a context was created with, into `*out`.
  *
  * Errors: `MV_STATUS_NULL_POINTER` if `ctx` or `out` is NULL.
  *
  * # Safety
- * `ctx` NULL or from `mv_context_create` and not destroyed; `out` NULL or writable.
+ * `ctx` NULL or live; `out` NULL or writable.
  */
 mv_status mv_context_backends(const struct mv_context *ctx, mv_backend *out);
 
 /**
- * Frees a context. Accepts NULL (does nothing). Each context must be destroyed exactly once.
+ * Copies the name of the device behind `backend` in `ctx` into `buf` (NUL-terminated,
+ * truncated to `len − 1` bytes) and its full length into `*out_len`.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER`; `MV_STATUS_INVALID_ARGUMENT` unless `backend` is one flag;
+ * `MV_STATUS_BACKEND_UNAVAILABLE` if the context lacks it; `MV_STATUS_BUFFER_TOO_SMALL` if
+ * `len` is 0.
  *
  * # Safety
- * `ctx` NULL or from `mv_context_create` and not yet destroyed.
+ * `ctx` NULL or live; `buf` NULL or writable for `len` bytes; `out_len` NULL or writable.
+ */
+mv_status mv_context_device_name(const struct mv_context *ctx,
+                                 mv_backend backend,
+                                 char *buf,
+                                 size_t len,
+                                 size_t *out_len);
+
+/**
+ * Waits until all work submitted through `ctx`'s devices has finished.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER`; `MV_STATUS_DEVICE_ERROR` if a device reports a failure.
+ *
+ * # Safety
+ * `ctx` NULL or live.
+ */
+mv_status mv_context_sync(struct mv_context *ctx);
+
+/**
+ * Frees a context. Accepts NULL (does nothing). Buffers created from it stay valid (they keep
+ * their device alive) and are freed with `mv_buffer_destroy`.
+ *
+ * # Safety
+ * `ctx` NULL or from `mv_context_create*` and not yet destroyed.
  */
 void mv_context_destroy(struct mv_context *ctx);
 
@@ -616,6 +837,20 @@ const char *mv_status_name(uint32_t status);
  * A one-line English description of a status, or `"unknown status"`. Static; never NULL.
  */
 const char *mv_status_description(uint32_t status);
+
+/**
+ * Copies the detail of the last failed call on this thread that carried one (a device call and
+ * its code, or a kernel compiler log) into `buf` as a NUL-terminated string, truncated to
+ * `len − 1` bytes, and its full length (without NUL) into `*out_len`. An empty string if there is
+ * none. Lets C callers read kernel build logs without any allocation crossing the boundary.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `buf` (with `len > 0`) or `out_len` is NULL;
+ * `MV_STATUS_BUFFER_TOO_SMALL` if `len` is 0.
+ *
+ * # Safety
+ * `buf` NULL or writable for `len` bytes; `out_len` NULL or writable.
+ */
+mv_status mv_last_error_detail(char *buf, size_t len, size_t *out_len);
 
 /**
  * The library version as a static NUL-terminated string, `"MAJOR.MINOR.PATCH"`. Compare with

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, and only what is missing: Debian packages (CMake,
-# pkg-config, C/C++ compilers, the aarch64 cross toolchain, PoCL's CPU OpenCL device) and the
-# Rust targets/components (bare-metal Cortex-M, aarch64 Linux, rustfmt, clippy).
+# pkg-config, C/C++ compilers, the aarch64 cross toolchain, PoCL's CPU OpenCL device), NVRTC
+# (PyPI wheel) and the Rust targets/components (bare-metal Cortex-M, aarch64 Linux, rustfmt,
+# clippy).
 # Idempotent; safe to run on every test run.
 set -euo pipefail
 
@@ -24,6 +25,14 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# NVRTC from NVIDIA's PyPI wheel: CI compiles every CUDA kernel for Jetson (sm_87) and Hopper
+# (sm_90) without a GPU or a CUDA toolkit. Pinned so the compile check is reproducible.
+nvrtc_wheel="nvidia-cuda-nvrtc-cu12==12.9.86"
+if ! bash "$(dirname "$0")/../drivers/cuda/nvrtc-env.sh" >/dev/null 2>&1; then
+  echo "install-deps: pip install $nvrtc_wheel"
+  python3 -m pip install --quiet --disable-pip-version-check "$nvrtc_wheel"
 fi
 
 if ! have cargo; then

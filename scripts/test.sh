@@ -10,6 +10,10 @@ step() { printf '\n=== %s\n' "$*"; }
 started=$(date +%s)
 
 [ -n "${SKIP_DEPS:-}" ] || bash scripts/install-deps.sh
+# NVRTC for the CUDA kernel compile check (no GPU needed); PoCL provides the OpenCL device.
+if nvrtc_dir=$(bash drivers/cuda/nvrtc-env.sh 2>/dev/null); then
+  export LD_LIBRARY_PATH="$nvrtc_dir:${LD_LIBRARY_PATH:-}"
+fi
 
 step "rustfmt"
 cargo fmt --all --check

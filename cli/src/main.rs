@@ -2,12 +2,14 @@
 //!
 //! * `info` reports the build, the backends and the CPU device;
 //! * `filter` runs one core operation on a PNG/JPEG file;
-//! * `demo` runs the whole CPU pipeline on a generated image and times it.
+//! * `demo` runs the whole CPU pipeline on a generated image and times it;
+//! * `bench` measures filter throughput (`bench filter`), for BENCHMARKS.md.
 //!
 //! This file holds the command-line definitions and the dispatch; each command lives in its own
 //! module, and the image operations they share live in `ops`. Every failure is reported as one
 //! `error: …` line on stderr with exit status 1 (2 for command-line syntax, from clap).
 
+mod bench;
 mod demo;
 mod filter;
 mod imageio;
@@ -49,6 +51,8 @@ enum Command {
     /// Run the CPU pipeline on a generated test image; writes PNGs and prints timings.
     #[command(long_about = DEMO_LONG_ABOUT)]
     Demo(DemoArgs),
+    /// Measure throughput: `bench filter` times the core's filters at several image sizes.
+    Bench(bench::BenchArgs),
 }
 
 const FILTER_LONG_ABOUT: &str = "\
@@ -173,6 +177,7 @@ fn main() -> ExitCode {
         Command::Info { json } => info::run(*json, &mut stdout),
         Command::Filter(args) => filter::run(args, &mut stdout),
         Command::Demo(args) => demo::run(args, &mut stdout),
+        Command::Bench(args) => bench::run(args, &mut stdout),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -77,6 +77,18 @@ pub(crate) fn format_of(f: mv_pixel_format) -> Result<PixelFormat, mv_status> {
     })
 }
 
+/// The constant for a core pixel format.
+pub(crate) fn format_code(f: PixelFormat) -> mv_pixel_format {
+    match f {
+        PixelFormat::U8 => MV_PIXEL_U8,
+        PixelFormat::U16 => MV_PIXEL_U16,
+        PixelFormat::I16 => MV_PIXEL_I16,
+        PixelFormat::U32 => MV_PIXEL_U32,
+        PixelFormat::U64 => MV_PIXEL_U64,
+        PixelFormat::F32 => MV_PIXEL_F32,
+    }
+}
+
 /// A validated image: its address range and geometry in elements.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Checked {

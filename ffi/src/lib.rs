@@ -9,10 +9,11 @@
 //! * objects are freed exactly once by their `_destroy`, which accepts NULL.
 //!
 //! One module per C "class": [`status`], [`image`], [`geometry`], [`filter`], [`integral`],
-//! [`resample`], [`context`]; [`mod@panic`] holds the boundary guard.
+//! [`resample`], [`context`], [`buffer`] (device-resident images and `mv_submit_*`); [`mod@panic`] holds the boundary guard.
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
 
+pub mod buffer;
 pub mod context;
 pub mod filter;
 pub mod geometry;

@@ -1,6 +1,8 @@
 //! `mv_status`: the one result code of every fallible C function, with stable numbers.
 
 use mvision_core::Error;
+use mvision_runtime::ErrorKind;
+use std::cell::RefCell;
 use std::ffi::c_char;
 
 /// Result of a libmvision call. Numbers are stable and never reused.
@@ -44,6 +46,8 @@ pub enum mv_status {
     MV_STATUS_KERNEL_BUILD_FAILED = 22,
     /// Device memory is exhausted.
     MV_STATUS_OUT_OF_DEVICE_MEMORY = 23,
+    /// The images or buffers of one call live on different backends or devices.
+    MV_STATUS_BACKEND_MISMATCH = 24,
     /// An internal error (a Rust panic) was caught at the boundary. Please report it.
     MV_STATUS_PANIC = 100,
 }
@@ -66,7 +70,33 @@ impl From<Error> for mv_status {
     }
 }
 
-const ALL: [mv_status; 19] = [
+impl From<mvision_runtime::Error> for mv_status {
+    fn from(e: mvision_runtime::Error) -> Self {
+        let status = match e.kind() {
+            ErrorKind::Unavailable => MV_STATUS_BACKEND_UNAVAILABLE,
+            ErrorKind::Device => MV_STATUS_DEVICE_ERROR,
+            ErrorKind::KernelBuild => MV_STATUS_KERNEL_BUILD_FAILED,
+            ErrorKind::OutOfDeviceMemory => MV_STATUS_OUT_OF_DEVICE_MEMORY,
+            ErrorKind::Invalid(c) => c.into(),
+            ErrorKind::BackendMismatch => MV_STATUS_BACKEND_MISMATCH,
+        };
+        set_last_error_detail(e.to_string());
+        status
+    }
+}
+
+thread_local! {
+    /// Detail of the last failure on this thread that had more to say than its status (driver
+    /// call and code, a kernel compiler log).
+    static LAST_DETAIL: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Records `detail` as this thread's last error detail.
+pub(crate) fn set_last_error_detail(detail: String) {
+    LAST_DETAIL.with(|d| *d.borrow_mut() = detail);
+}
+
+const ALL: [mv_status; 20] = [
     MV_STATUS_OK,
     MV_STATUS_NULL_POINTER,
     MV_STATUS_ZERO_SIZE,
@@ -85,6 +115,7 @@ const ALL: [mv_status; 19] = [
     MV_STATUS_DEVICE_ERROR,
     MV_STATUS_KERNEL_BUILD_FAILED,
     MV_STATUS_OUT_OF_DEVICE_MEMORY,
+    MV_STATUS_BACKEND_MISMATCH,
     MV_STATUS_PANIC,
 ];
 
@@ -136,6 +167,10 @@ impl mv_status {
             MV_STATUS_OUT_OF_DEVICE_MEMORY => {
                 ("MV_STATUS_OUT_OF_DEVICE_MEMORY\0", "out of device memory\0")
             }
+            MV_STATUS_BACKEND_MISMATCH => (
+                "MV_STATUS_BACKEND_MISMATCH\0",
+                "buffers of one call live on different backends or devices\0",
+            ),
             MV_STATUS_PANIC => ("MV_STATUS_PANIC\0", "internal error (caught panic)\0"),
         }
     }
@@ -164,6 +199,42 @@ pub extern "C" fn mv_status_description(status: u32) -> *const c_char {
         .map_or("unknown status\0", |s| s.texts().1)
         .as_ptr()
         .cast()
+}
+
+/// Copies the detail of the last failed call on this thread that carried one (a device call and
+/// its code, or a kernel compiler log) into `buf` as a NUL-terminated string, truncated to
+/// `len − 1` bytes, and its full length (without NUL) into `*out_len`. An empty string if there is
+/// none. Lets C callers read kernel build logs without any allocation crossing the boundary.
+///
+/// Errors: `MV_STATUS_NULL_POINTER` if `buf` (with `len > 0`) or `out_len` is NULL;
+/// `MV_STATUS_BUFFER_TOO_SMALL` if `len` is 0.
+///
+/// # Safety
+/// `buf` NULL or writable for `len` bytes; `out_len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn mv_last_error_detail(
+    buf: *mut c_char,
+    len: usize,
+    out_len: *mut usize,
+) -> mv_status {
+    crate::panic::guard(|| {
+        crate::panic::non_null(out_len)?;
+        if len == 0 {
+            return Err(MV_STATUS_BUFFER_TOO_SMALL);
+        }
+        crate::panic::non_null(buf)?;
+        LAST_DETAIL.with(|d| {
+            let d = d.borrow();
+            let n = d.len().min(len - 1);
+            // SAFETY: buf is writable for len > n bytes; out_len is writable.
+            unsafe {
+                std::ptr::copy_nonoverlapping(d.as_ptr(), buf.cast::<u8>(), n);
+                *buf.add(n) = 0;
+                out_len.write(d.len());
+            }
+        });
+        Ok(())
+    })
 }
 
 #[cfg(test)]

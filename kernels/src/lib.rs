@@ -1,7 +1,272 @@
-//! Kernel sources of libmvision (`opencl/*.cl`, `cuda/*.cu`), embedded into the binary with
-//! `include_str!` so no file is looked up at run time.
+//! # mvision-kernels
 //!
-//! The spine carries no kernels yet: the GPU-driver work adds them here, one file per kernel
-//! family, each exposed as a `&'static str` constant next to its kernel id.
-#![no_std]
+//! The GPU kernel sources of libmvision, written once and compiled by both GPU backends.
+//!
+//! Layers, bottom up (the contract is `kernels/SPEC.md`):
+//! * `kernels/opencl/prelude.cl` and `kernels/cuda/prelude.cuh` map a small portable dialect
+//!   (`MV_KERNEL`, `MV_GLOBAL`, `MV_LOCAL_ARRAY`, `MV_BARRIER()`, `MV_GID_X`, `mv_i32`, …) onto
+//!   OpenCL C 1.2 and CUDA C++ (NVRTC).
+//! * [`constants`] emits the values shared with the host as `#define`s, taken from the Rust
+//!   constants of `mvision-core` (kernel size limit, resize fraction bits) and of this crate
+//!   (border codes, scan width), so no number is written twice.
+//! * `kernels/common/*.h` hold the kernel bodies, one file per concept: borders, the fixed-point
+//!   finish, filters, integral images, resampling.
+//!
+//! [`source`] assembles `prelude + constants + bodies` for one [`KernelSet`] and one
+//! [`Backend`]; [`build_options`] gives the `-D` flags of a work-group [`Tile`]. Everything is
+//! embedded with `include_str!`: nothing is looked up on disk at run time. Drivers compile each
+//! `(KernelSet, Tile)` once per context and cache it.
 #![deny(missing_docs)]
+
+use mvision_core::filter::MAX_KERNEL_SIZE;
+use mvision_core::resize::RESIZE_FRAC_BITS;
+use mvision_core::Border;
+
+/// The OpenCL prelude (`kernels/opencl/prelude.cl`).
+pub const PRELUDE_OPENCL: &str = include_str!("../opencl/prelude.cl");
+/// The CUDA prelude (`kernels/cuda/prelude.cuh`).
+pub const PRELUDE_CUDA: &str = include_str!("../cuda/prelude.cuh");
+/// Border mapping and pixel fetch (`kernels/common/border.h`).
+pub const BORDER_H: &str = include_str!("../common/border.h");
+/// Fixed-point rounding and saturation (`kernels/common/fixed_point.h`).
+pub const FIXED_POINT_H: &str = include_str!("../common/fixed_point.h");
+/// Dense, separable and Sobel filters (`kernels/common/filter.h`).
+pub const FILTER_H: &str = include_str!("../common/filter.h");
+/// Integral images (`kernels/common/integral.h`).
+pub const INTEGRAL_H: &str = include_str!("../common/integral.h");
+/// Pyramid and bilinear resize (`kernels/common/resample.h`).
+pub const RESAMPLE_H: &str = include_str!("../common/resample.h");
+
+/// Kernel code of [`Border::Replicate`] (`MV_BORDER_REPLICATE`).
+pub const BORDER_REPLICATE: i32 = 0;
+/// Kernel code of [`Border::Reflect101`] (`MV_BORDER_REFLECT_101`).
+pub const BORDER_REFLECT_101: i32 = 1;
+/// Kernel code of [`Border::Constant`] (`MV_BORDER_CONSTANT`).
+pub const BORDER_CONSTANT: i32 = 2;
+
+/// Largest work-group the integral row pass may run with (`MV_SCAN_MAX`): it sizes that
+/// kernel's local scan arrays (`12 · MV_SCAN_MAX` bytes).
+pub const INTEGRAL_SCAN_MAX: usize = 256;
+
+/// The kernel code of a border mode and its constant value (`None` unless constant).
+pub fn border_code<T: Copy>(border: &Border<T>) -> (i32, Option<T>) {
+    match *border {
+        Border::Replicate => (BORDER_REPLICATE, None),
+        Border::Reflect101 => (BORDER_REFLECT_101, None),
+        Border::Constant(v) => (BORDER_CONSTANT, Some(v)),
+    }
+}
+
+/// Kernel entry-point names, identical in both backends (`kernels/SPEC.md` gives each one's
+/// arguments).
+pub mod names {
+    /// Dense `k × k` fixed-point filter of a `u8` image, one work-item per pixel.
+    pub const FILTER2D_U8_NAIVE: &str = "mv_filter2d_u8_naive";
+    /// Dense fixed-point filter, halo tile in local memory.
+    pub const FILTER2D_U8_TILED: &str = "mv_filter2d_u8_tiled";
+    /// Dense float filter, one work-item per pixel.
+    pub const FILTER2D_F32_NAIVE: &str = "mv_filter2d_f32_naive";
+    /// Dense float filter, halo tile in local memory.
+    pub const FILTER2D_F32_TILED: &str = "mv_filter2d_f32_tiled";
+    /// Separable fixed-point filter (also box and Gaussian blur).
+    pub const SEP_FILTER_U8_TILED: &str = "mv_sep_filter_u8_tiled";
+    /// Separable float filter (also box and Gaussian blur).
+    pub const SEP_FILTER_F32_TILED: &str = "mv_sep_filter_f32_tiled";
+    /// 3 × 3 Sobel of a `u8` image into two `i16` images.
+    pub const SOBEL_U8: &str = "mv_sobel_u8";
+    /// 3 × 3 Sobel of an `f32` image.
+    pub const SOBEL_F32: &str = "mv_sobel_f32";
+    /// Integral image, pass 1: prefix sums of each source row.
+    pub const INTEGRAL_ROWS_U8: &str = "mv_integral_rows_u8";
+    /// Integral image, pass 2: running sums down each table column.
+    pub const INTEGRAL_COLS: &str = "mv_integral_cols";
+    /// One pyramid level down of a `u8` image.
+    pub const PYR_DOWN_U8: &str = "mv_pyr_down_u8";
+    /// One pyramid level down of an `f32` image.
+    pub const PYR_DOWN_F32: &str = "mv_pyr_down_f32";
+    /// Bilinear resize of a `u8` image.
+    pub const RESIZE_BILINEAR_U8: &str = "mv_resize_bilinear_u8";
+    /// Bilinear resize of an `f32` image.
+    pub const RESIZE_BILINEAR_F32: &str = "mv_resize_bilinear_f32";
+}
+
+/// Which compiler a source is assembled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// OpenCL C 1.2 (`clBuildProgram`).
+    OpenCl,
+    /// CUDA C++ (NVRTC).
+    Cuda,
+}
+
+/// A program: a group of kernels compiled together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KernelSet {
+    /// Dense, separable (box, Gaussian) and Sobel filters; depends on the [`Tile`].
+    Filter,
+    /// Integral images (row pass and column pass).
+    Integral,
+    /// Pyramid level and bilinear resize.
+    Resample,
+}
+
+impl KernelSet {
+    /// Every kernel set.
+    pub const ALL: [KernelSet; 3] = [KernelSet::Filter, KernelSet::Integral, KernelSet::Resample];
+
+    /// Lower-case name (`"filter"`, `"integral"`, `"resample"`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            KernelSet::Filter => "filter",
+            KernelSet::Integral => "integral",
+            KernelSet::Resample => "resample",
+        }
+    }
+
+    /// The entry points this program defines.
+    pub const fn kernel_names(self) -> &'static [&'static str] {
+        use names::*;
+        match self {
+            KernelSet::Filter => &[
+                FILTER2D_U8_NAIVE,
+                FILTER2D_U8_TILED,
+                FILTER2D_F32_NAIVE,
+                FILTER2D_F32_TILED,
+                SEP_FILTER_U8_TILED,
+                SEP_FILTER_F32_TILED,
+                SOBEL_U8,
+                SOBEL_F32,
+            ],
+            KernelSet::Integral => &[INTEGRAL_ROWS_U8, INTEGRAL_COLS],
+            KernelSet::Resample => &[
+                PYR_DOWN_U8,
+                PYR_DOWN_F32,
+                RESIZE_BILINEAR_U8,
+                RESIZE_BILINEAR_F32,
+            ],
+        }
+    }
+
+    /// Whether the compiled program depends on the tile size (only [`KernelSet::Filter`]'s
+    /// local arrays do; drivers key the others by [`Tile::DEFAULT`]).
+    pub const fn uses_tile(self) -> bool {
+        matches!(self, KernelSet::Filter)
+    }
+
+    /// The common bodies of this program, in inclusion order.
+    pub const fn bodies(self) -> &'static [&'static str] {
+        match self {
+            KernelSet::Filter => &[BORDER_H, FIXED_POINT_H, FILTER_H],
+            KernelSet::Integral => &[INTEGRAL_H],
+            KernelSet::Resample => &[BORDER_H, FIXED_POINT_H, RESAMPLE_H],
+        }
+    }
+
+    /// Bytes of local (shared) memory the most demanding kernel of this program declares when
+    /// built for `tile`, so a driver can reject a tile before compiling it.
+    pub const fn local_mem_bytes(self, tile: Tile) -> usize {
+        match self {
+            KernelSet::Filter => {
+                // mv_sep_filter_f32_tiled: f32 halo tile plus the f32 horizontal-pass rows.
+                let (hw, hh) = tile.halo();
+                4 * (hw * hh + tile.w * hh)
+            }
+            KernelSet::Integral => INTEGRAL_SCAN_MAX * (4 + 8),
+            KernelSet::Resample => 0,
+        }
+    }
+}
+
+/// The work-group shape of the tiled kernels (`MV_TILE_W × MV_TILE_H` work-items, one output
+/// pixel each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Tile {
+    /// Work-items along x (`MV_TILE_W`).
+    pub w: usize,
+    /// Work-items along y (`MV_TILE_H`).
+    pub h: usize,
+}
+
+impl Tile {
+    /// 16 × 16, the default of `kernels/SPEC.md`.
+    pub const DEFAULT: Tile = Tile { w: 16, h: 16 };
+    /// 8 × 4, the work-group of the PowerVR filtering case study.
+    pub const SEED_8X4: Tile = Tile { w: 8, h: 4 };
+
+    /// A `w × h` tile.
+    pub const fn new(w: usize, h: usize) -> Self {
+        Self { w, h }
+    }
+
+    /// Work-items per group.
+    pub const fn items(self) -> usize {
+        self.w * self.h
+    }
+
+    /// `(width, height)` of the largest halo tile (kernel size [`MAX_KERNEL_SIZE`]) that the
+    /// filter kernels reserve in local memory.
+    pub const fn halo(self) -> (usize, usize) {
+        (self.w + MAX_KERNEL_SIZE - 1, self.h + MAX_KERNEL_SIZE - 1)
+    }
+}
+
+impl Default for Tile {
+    fn default() -> Self {
+        Tile::DEFAULT
+    }
+}
+
+/// The `#define`s of the host-shared constants, one per line.
+pub fn constants() -> String {
+    format!(
+        "#define MV_MAX_KSIZE {MAX_KERNEL_SIZE}\n\
+         #define MV_RESIZE_FRAC_BITS {RESIZE_FRAC_BITS}\n\
+         #define MV_BORDER_REPLICATE {BORDER_REPLICATE}\n\
+         #define MV_BORDER_REFLECT_101 {BORDER_REFLECT_101}\n\
+         #define MV_BORDER_CONSTANT {BORDER_CONSTANT}\n\
+         #define MV_SCAN_MAX {INTEGRAL_SCAN_MAX}\n"
+    )
+}
+
+/// The complete source of `set` for `backend`: prelude, constants, then the common bodies.
+pub fn source(set: KernelSet, backend: Backend) -> String {
+    let prelude = match backend {
+        Backend::OpenCl => PRELUDE_OPENCL,
+        Backend::Cuda => PRELUDE_CUDA,
+    };
+    let mut out = String::with_capacity(
+        prelude.len() + 512 + set.bodies().iter().map(|b| b.len() + 1).sum::<usize>(),
+    );
+    out.push_str(prelude);
+    out.push_str("\n/* ---- constants generated by mvision-kernels ---- */\n");
+    out.push_str(&constants());
+    for body in set.bodies() {
+        out.push('\n');
+        out.push_str(body);
+    }
+    out
+}
+
+/// The tile's `-D` flags as one string (`"-DMV_TILE_W=16 -DMV_TILE_H=16"`), as
+/// `clBuildProgram` takes them.
+pub fn build_options(tile: Tile) -> String {
+    build_option_list(tile, Backend::OpenCl).join(" ")
+}
+
+/// The compiler options of a program built for `tile`, one per element (NVRTC takes an array).
+/// For [`Backend::Cuda`] this adds `--fmad=false`, without which NVRTC contracts `a·b + c`
+/// into fused multiply-adds and float results drift from the CPU reference (the OpenCL prelude
+/// gets the same effect from `#pragma OPENCL FP_CONTRACT OFF`).
+pub fn build_option_list(tile: Tile, backend: Backend) -> Vec<String> {
+    let mut v = vec![
+        format!("-DMV_TILE_W={}", tile.w),
+        format!("-DMV_TILE_H={}", tile.h),
+    ];
+    if backend == Backend::Cuda {
+        v.push("--fmad=false".to_owned());
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,536 @@
+//! `mvision bench filter`: throughput of the core's filters on generated images, as a table and,
+//! with `--json`, one JSON object on the last line (what `bench/opencv_compare.py` reads).
+//!
+//! The cases (operations, kernels, input) are those of the `mvision-benches` crate, compiled in
+//! from its source so this command and the criterion benches measure the same thing. This module
+//! adds the measurement: per case and size, an untimed warm-up, then `--repeat` timed samples
+//! whose median is reported. A sample is as many back-to-back runs as make it last at least
+//! [`MIN_SAMPLE`], so sub-millisecond cases are not at the mercy of the clock and scheduler.
+//!
+//! Backends: the work is reached through [`Prepared`], one case made ready on one backend, so a
+//! GPU backend plugs in as another arm of [`prepare`] (upload in preparation, a synchronous
+//! `run`). Until then `--backend opencl|cuda` is a clear error, not a silent CPU run.
+
+use std::fmt;
+use std::io::Write;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{json, Value};
+
+// Compiled from the benches crate's source (see that file's header for why it stays
+// self-contained); a dependency on `mvision-benches` in cli/Cargo.toml would do the same.
+#[path = "../../benches/src/cases.rs"]
+mod cases;
+
+use cases::{Case, CpuCase, CASES, DENSE_KERNEL_SIZES, MAX_BENCH_PIXELS};
+
+/// Sizes measured when `--sizes` is not given: VGA, 1080p, 4K UHD.
+const DEFAULT_SIZES: &str = "640x480,1920x1080,3840x2160";
+
+/// Timed samples per case and size when `--repeat` is not given: enough for a stable median,
+/// few enough that the default run (three sizes) takes about 15 s on one core.
+const DEFAULT_REPEAT: u32 = 15;
+
+/// Upper bound of `--repeat`, so a typo cannot start an hour-long run.
+const MAX_REPEAT: u32 = 1000;
+
+/// Warm-up: untimed runs until this much time has passed (at least one run). It faults in the
+/// output pages, fills the caches and lets the clock settle, and measures the run time that
+/// sizes the samples.
+const WARM_UP: Duration = Duration::from_millis(50);
+
+/// A timed sample repeats the operation until it lasts at least this long.
+const MIN_SAMPLE: Duration = Duration::from_millis(10);
+
+/// `mvision bench …`: which suite to run.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    suite: Suite,
+}
+
+#[derive(Subcommand, Debug)]
+enum Suite {
+    /// Mpixel/s of dense (3x3, 7x7), separable Gaussian (3, 7) and box (5x5) filters, u8
+    /// fixed-point and f32, and integral images, on generated images of several sizes.
+    #[command(long_about = FILTER_LONG_ABOUT)]
+    Filter(FilterBenchArgs),
+}
+
+const FILTER_LONG_ABOUT: &str = "\
+Mpixel/s of the core's filters on generated images of several sizes.
+
+Cases: dense filter2d 3x3 and 7x7 (a fixed non-separable kernel, all taps non-zero), separable
+Gaussian 3 and 7 (sigma from ksize, as OpenCV's GaussianBlur with sigma 0), box 5x5 -- each
+on the u8 fixed-point path and the f32 path -- and the u8 integral image, alone and with the
+squared table. Borders are reflect101. The input is seeded uniform noise, the same on every
+run and machine.
+
+Each case and size: an untimed warm-up (at least 50 ms), then --repeat samples of at least
+10 ms each (back-to-back runs); the median run time is reported, as Mpixel/s of output (of
+input for the integral image). Single-threaded.
+
+The table goes to stdout; --json adds one JSON object as the very last line (for scripts:
+`mvision bench filter --json | tail -n 1`).";
+
+/// The compute backend a benchmark runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Backend {
+    /// The portable CPU core (single thread).
+    Cpu,
+    /// OpenCL devices (not benchmarked yet).
+    Opencl,
+    /// CUDA devices (not benchmarked yet).
+    Cuda,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::Opencl => "opencl",
+            Backend::Cuda => "cuda",
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct FilterBenchArgs {
+    /// Image sizes to measure, comma-separated WxH.
+    #[arg(long, value_name = "WxH,...", value_delimiter = ',', default_value = DEFAULT_SIZES)]
+    sizes: Vec<BenchSize>,
+    /// Timed samples per case and size; the median is reported.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REPEAT,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
+    repeat: u32,
+    /// Only these cases (comma-separated ids as in the JSON, e.g. filter2d_3x3_u8,box_5_u8);
+    /// all when absent. For profiling one case.
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    cases: Vec<String>,
+    /// Also print one JSON object with every result, as the last line.
+    #[arg(long)]
+    json: bool,
+    /// Where the filters run.
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    backend: Backend,
+}
+
+/// An image size from `WxH`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BenchSize {
+    width: usize,
+    height: usize,
+}
+
+impl FromStr for BenchSize {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let (w, h) = s
+            .split_once(['x', 'X'])
+            .ok_or_else(|| format!("'{s}' is not a size: use WxH, for example 1920x1080"))?;
+        let side = |v: &str| match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!(
+                "'{v}' in '{s}' is not a positive whole number of pixels"
+            )),
+        };
+        let (width, height) = (side(w)?, side(h)?);
+        // The integral cases' u32 table caps the pixel count; one limit for every case.
+        if (width as u64).saturating_mul(height as u64) > MAX_BENCH_PIXELS {
+            return Err(format!(
+                "{width}x{height} is too large: at most {MAX_BENCH_PIXELS} pixels (the u32 \
+                 integral image's limit)"
+            ));
+        }
+        Ok(Self { width, height })
+    }
+}
+
+impl fmt::Display for BenchSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.width, self.height)
+    }
+}
+
+/// One case made ready on one backend: input in place, output and scratch allocated.
+trait Prepared {
+    /// Runs the operation once. Returns only when the output is complete (a GPU backend waits
+    /// for its queue), so the wall time around it is the operation's time.
+    fn run(&mut self) -> Result<()>;
+
+    /// Pixels one run processes: the unit of the reported throughput.
+    fn pixels(&self) -> usize;
+}
+
+impl Prepared for CpuCase {
+    fn run(&mut self) -> Result<()> {
+        CpuCase::run(self).map_err(|e| anyhow!(e))
+    }
+
+    fn pixels(&self) -> usize {
+        CpuCase::pixels(self)
+    }
+}
+
+/// Prepares `case` at `size` on `backend`.
+fn prepare(backend: Backend, case: Case, size: BenchSize) -> Result<Box<dyn Prepared>> {
+    match backend {
+        Backend::Cpu => {
+            let prepared = CpuCase::new(case, size.width, size.height)
+                .map_err(|e| anyhow!(e))
+                .with_context(|| format!("cannot prepare {} at {size}", case.id()))?;
+            debug_assert_eq!(
+                (prepared.case(), prepared.size()),
+                (case, (size.width, size.height))
+            );
+            Ok(Box::new(prepared))
+        }
+        Backend::Opencl | Backend::Cuda => bail!(
+            "--backend {}: GPU benchmarks are not built yet; only --backend cpu is available",
+            backend.name()
+        ),
+    }
+}
+
+/// The timing of one case at one size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Measurement {
+    /// Pixels per run.
+    pixels: usize,
+    /// Median time of one run.
+    median: Duration,
+    /// Fastest and slowest sample, per run.
+    min: Duration,
+    max: Duration,
+    /// Runs per timed sample.
+    runs_per_sample: u32,
+}
+
+/// The median of `times` (the mean of the middle two for an even count). `times` is sorted in
+/// place; it must not be empty.
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort_unstable();
+    let n = times.len();
+    if n % 2 == 1 {
+        times[n / 2]
+    } else {
+        (times[n / 2 - 1] + times[n / 2]) / 2
+    }
+}
+
+/// Warm-up, then `repeat` samples of `runs_per_sample` back-to-back runs each.
+fn measure(work: &mut dyn Prepared, repeat: u32) -> Result<Measurement> {
+    let start = Instant::now();
+    let mut warm_runs = 0u32;
+    while warm_runs == 0 || start.elapsed() < WARM_UP {
+        work.run()?;
+        warm_runs += 1;
+    }
+    let per_run = start.elapsed() / warm_runs;
+    let runs_per_sample = if per_run >= MIN_SAMPLE {
+        1
+    } else {
+        let nanos = per_run.as_nanos().max(1);
+        MIN_SAMPLE.as_nanos().div_ceil(nanos).min(u32::MAX as u128) as u32
+    };
+    let mut samples = Vec::with_capacity(repeat as usize);
+    for _ in 0..repeat {
+        let t = Instant::now();
+        for _ in 0..runs_per_sample {
+            work.run()?;
+        }
+        samples.push(t.elapsed() / runs_per_sample);
+    }
+    let med = median(&mut samples);
+    Ok(Measurement {
+        pixels: work.pixels(),
+        median: med,
+        min: samples[0],
+        max: samples[samples.len() - 1],
+        runs_per_sample,
+    })
+}
+
+/// Millions of pixels per second, or `None` when the clock did not advance.
+fn mpixel_per_s(pixels: usize, t: Duration) -> Option<f64> {
+    let secs = t.as_secs_f64();
+    (secs > 0.0).then(|| pixels as f64 / secs / 1e6)
+}
+
+/// The widest SIMD level the compiler was allowed to use for this binary (the core has no
+/// runtime dispatch, so this is what runs): the first thing to check when comparing builds.
+fn simd_level() -> &'static str {
+    const LEVELS: &[(&str, bool)] = &[
+        ("avx512bw", cfg!(target_feature = "avx512bw")),
+        ("avx2", cfg!(target_feature = "avx2")),
+        ("avx", cfg!(target_feature = "avx")),
+        ("sse4.1", cfg!(target_feature = "sse4.1")),
+        ("ssse3", cfg!(target_feature = "ssse3")),
+        ("sse2", cfg!(target_feature = "sse2")),
+        ("sve", cfg!(target_feature = "sve")),
+        ("neon", cfg!(target_feature = "neon")),
+    ];
+    LEVELS
+        .iter()
+        .find(|(_, on)| *on)
+        .map_or("none", |(name, _)| name)
+}
+
+/// One row of results: a case and its measurement at each size, in `--sizes` order.
+struct Row {
+    case: Case,
+    cells: Vec<(BenchSize, Measurement)>,
+}
+
+/// Runs `mvision bench` and writes the report to `out`.
+pub fn run(args: &BenchArgs, out: &mut impl Write) -> Result<()> {
+    match &args.suite {
+        Suite::Filter(a) => run_filter(a, out),
+    }
+}
+
+fn run_filter(args: &FilterBenchArgs, out: &mut impl Write) -> Result<()> {
+    if args.sizes.is_empty() {
+        bail!("--sizes needs at least one WxH");
+    }
+    let selected = selected_cases(&args.cases)?;
+    let mut rows = Vec::with_capacity(selected.len());
+    for case in selected {
+        let mut cells = Vec::with_capacity(args.sizes.len());
+        for &size in &args.sizes {
+            let mut work = prepare(args.backend, case, size)?;
+            let m = measure(work.as_mut(), args.repeat)
+                .with_context(|| format!("{} at {size} failed", case.id()))?;
+            cells.push((size, m));
+        }
+        rows.push(Row { case, cells });
+    }
+    write_table(args, &rows, out).context("cannot write to stdout")?;
+    if args.json {
+        writeln!(out, "{}", report_json(args, &rows)).context("cannot write to stdout")?;
+    }
+    Ok(())
+}
+
+/// The cases `--cases` names, in catalogue order; every case when it is empty.
+fn selected_cases(ids: &[String]) -> Result<Vec<Case>> {
+    if let Some(unknown) = ids.iter().find(|id| !CASES.iter().any(|c| c.id() == **id)) {
+        let known: Vec<String> = CASES.iter().map(Case::id).collect();
+        bail!(
+            "--cases: unknown case '{unknown}'; the cases are {}",
+            known.join(", ")
+        );
+    }
+    Ok(CASES
+        .into_iter()
+        .filter(|c| ids.is_empty() || ids.contains(&c.id()))
+        .collect())
+}
+
+fn write_table(args: &FilterBenchArgs, rows: &[Row], out: &mut impl Write) -> std::io::Result<()> {
+    let profile = if cfg!(debug_assertions) {
+        "DEBUG build: numbers are meaningless, build with --release"
+    } else {
+        "release build"
+    };
+    writeln!(
+        out,
+        "mvision bench filter: backend {}, {} {}, {profile}, 1 thread, median of {} samples",
+        args.backend.name(),
+        std::env::consts::ARCH,
+        simd_level(),
+        args.repeat
+    )?;
+    const LABEL_W: usize = 20;
+    let col_w = args
+        .sizes
+        .iter()
+        .map(|s| s.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    write!(out, "{:<LABEL_W$}", "Mpixel/s")?;
+    for s in &args.sizes {
+        write!(out, "  {:>col_w$}", s.to_string())?;
+    }
+    writeln!(out)?;
+    for row in rows {
+        write!(out, "{:<LABEL_W$}", row.case.label())?;
+        for (_, m) in &row.cells {
+            let rate = mpixel_per_s(m.pixels, m.median)
+                .map_or_else(|| "n/a".to_string(), |r| format!("{r:.1}"));
+            write!(out, "  {rate:>col_w$}")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn report_json(args: &FilterBenchArgs, rows: &[Row]) -> Value {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let results: Vec<Value> = rows
+        .iter()
+        .flat_map(|row| {
+            row.cells.iter().map(move |(size, m)| {
+                json!({
+                    "case": row.case.id(),
+                    "label": row.case.label(),
+                    "precision": row.case.precision.name(),
+                    "width": size.width,
+                    "height": size.height,
+                    "pixels": m.pixels,
+                    "median_ms": ms(m.median),
+                    "min_ms": ms(m.min),
+                    "max_ms": ms(m.max),
+                    "mpixel_per_s": mpixel_per_s(m.pixels, m.median),
+                    "samples": args.repeat,
+                    "runs_per_sample": m.runs_per_sample,
+                })
+            })
+        })
+        .collect();
+    // The dense kernels, so a comparison can run exactly the same coefficients.
+    let kernels: serde_json::Map<String, Value> = DENSE_KERNEL_SIZES
+        .iter()
+        .map(|&k| (format!("{k}x{k}"), json!(cases::dense_kernel(k))))
+        .collect();
+    json!({
+        "command": "bench filter",
+        "version": mvision_core::VERSION,
+        "backend": args.backend.name(),
+        "build_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
+        "arch": std::env::consts::ARCH,
+        "simd": simd_level(),
+        "threads": 1,
+        "border": "reflect101",
+        "input": format!("uniform u8 noise, SplitMix64 seed {:#x}", cases::INPUT_SEED),
+        "repeat": args.repeat,
+        "sizes": args.sizes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "dense_kernels": kernels,
+        "results": results,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(sizes: &[(usize, usize)], json: bool, backend: Backend) -> BenchArgs {
+        BenchArgs {
+            suite: Suite::Filter(FilterBenchArgs {
+                sizes: sizes
+                    .iter()
+                    .map(|&(width, height)| BenchSize { width, height })
+                    .collect(),
+                repeat: 3,
+                cases: Vec::new(),
+                json,
+                backend,
+            }),
+        }
+    }
+
+    #[test]
+    fn sizes_parse_and_reject_what_no_case_can_run() {
+        assert_eq!(
+            "1920x1080".parse(),
+            Ok(BenchSize {
+                width: 1920,
+                height: 1080
+            })
+        );
+        assert_eq!(" 7 X 5 ".parse::<BenchSize>().unwrap().to_string(), "7x5");
+        assert!("1920".parse::<BenchSize>().unwrap_err().contains("WxH"));
+        assert!("0x10"
+            .parse::<BenchSize>()
+            .unwrap_err()
+            .contains("positive"));
+        assert!("axb".parse::<BenchSize>().is_err());
+        assert!("65536x65536"
+            .parse::<BenchSize>()
+            .unwrap_err()
+            .contains("too large"));
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        let ms = Duration::from_millis;
+        assert_eq!(median(&mut [ms(5), ms(1), ms(3)]), ms(3));
+        assert_eq!(median(&mut [ms(4), ms(1), ms(3), ms(2)]), ms(2) + ms(1) / 2);
+        assert_eq!(median(&mut [ms(7)]), ms(7));
+    }
+
+    #[test]
+    fn gpu_backends_fail_clearly_before_measuring() {
+        for backend in [Backend::Opencl, Backend::Cuda] {
+            let mut out = Vec::new();
+            let err = run(&args(&[(8, 8)], false, backend), &mut out).unwrap_err();
+            let msg = format!("{err:#}");
+            assert!(
+                msg.contains(backend.name()) && msg.contains("not built yet"),
+                "{msg}"
+            );
+            assert!(
+                out.is_empty(),
+                "nothing is printed for a backend that cannot run"
+            );
+        }
+    }
+
+    #[test]
+    fn table_then_one_json_object_on_the_last_line() {
+        let mut out = Vec::new();
+        run(&args(&[(16, 9), (5, 3)], true, Backend::Cpu), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // Header, column titles, one row per case, then the JSON.
+        assert_eq!(lines.len(), 2 + CASES.len() + 1);
+        assert!(lines[1].contains("16x9") && lines[1].contains("5x3"));
+        assert!(lines[2].starts_with("filter2d 3x3 u8"));
+        let v: Value = serde_json::from_str(lines[lines.len() - 1]).unwrap();
+        assert_eq!(v["backend"], "cpu");
+        let results = v["results"].as_array().unwrap();
+        assert_eq!(results.len(), CASES.len() * 2);
+        assert_eq!(results[0]["case"], "filter2d_3x3_u8");
+        assert_eq!(results[1]["width"], 5);
+        assert!(results
+            .iter()
+            .all(|r| r["median_ms"].as_f64().unwrap() >= 0.0));
+        assert_eq!(v["dense_kernels"]["7x7"].as_array().unwrap().len(), 49);
+    }
+
+    #[test]
+    fn cases_select_rows_and_unknown_ids_are_named() {
+        let mut a = args(&[(4, 4)], false, Backend::Cpu);
+        let Suite::Filter(f) = &mut a.suite;
+        f.cases = vec!["box_5_u8".into(), "filter2d_7x7_f32".into()];
+        let mut out = Vec::new();
+        run(&a, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let rows: Vec<&str> = text.lines().skip(2).collect();
+        // Catalogue order, whatever the order given.
+        assert_eq!(rows.len(), 2);
+        assert!(rows[0].starts_with("filter2d 7x7 f32") && rows[1].starts_with("box 5x5 u8"));
+
+        let Suite::Filter(f) = &mut a.suite;
+        f.cases = vec!["box_3_u8".into()];
+        let err = format!("{:#}", run(&a, &mut Vec::new()).unwrap_err());
+        assert!(
+            err.contains("'box_3_u8'") && err.contains("box_5_u8"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn without_json_only_the_table_is_printed() {
+        let mut out = Vec::new();
+        run(&args(&[(4, 4)], false, Backend::Cpu), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), 2 + CASES.len());
+        assert!(!text.contains('{'));
+    }
+}

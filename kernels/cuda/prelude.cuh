@@ -1,0 +1,35 @@
+/* libmvision CUDA prelude: maps the portable kernel dialect of kernels/common (*.h) onto CUDA C++
+ * as NVRTC compiles it (no system headers: only built-in types and keywords are used).
+ * mvision_kernels::source() prepends this, then the generated constants, then the bodies. See
+ * kernels/SPEC.md for the macro contract; kernels/opencl/prelude.cl is the twin.
+ *
+ * Float sums must round after every multiply and every add, as the CPU reference does: compile
+ * with NVRTC's `--fmad=false` (mvision_kernels::build_option_list(tile, Backend::Cuda) adds it),
+ * otherwise a*b+c may become one fma and the last bits differ from the CPU. */
+
+/* Kernel names stay unmangled so the driver finds them by the names in kernels/SPEC.md. */
+#define MV_KERNEL extern "C" __global__ void
+/* A kernel whose block is exactly MV_TILE_W x MV_TILE_H (it sizes its shared arrays so). */
+#define MV_KERNEL_TILED extern "C" __global__ void __launch_bounds__(MV_TILE_W * MV_TILE_H)
+#define MV_GLOBAL
+#define MV_CONSTANT const
+#define MV_LOCAL
+#define MV_LOCAL_ARRAY(type, name, n) __shared__ type name[n]
+#define MV_BARRIER() __syncthreads()
+#define MV_INLINE static __device__ __forceinline__
+
+#define MV_GID_X ((int)(blockIdx.x * blockDim.x + threadIdx.x))
+#define MV_GID_Y ((int)(blockIdx.y * blockDim.y + threadIdx.y))
+#define MV_LID_X ((int)threadIdx.x)
+#define MV_LID_Y ((int)threadIdx.y)
+#define MV_GROUP_X ((int)blockIdx.x)
+#define MV_GROUP_Y ((int)blockIdx.y)
+#define MV_LSIZE_X ((int)blockDim.x)
+#define MV_LSIZE_Y ((int)blockDim.y)
+
+typedef unsigned char mv_u8;
+typedef short mv_i16;
+typedef int mv_i32;
+typedef unsigned int mv_u32;
+typedef long long mv_i64;
+typedef unsigned long long mv_u64;

@@ -1,0 +1,36 @@
+/* libmvision OpenCL prelude: maps the portable kernel dialect of kernels/common (*.h) onto
+ * OpenCL C 1.2. mvision_kernels::source() prepends this, then the generated constants, then the
+ * bodies. See kernels/SPEC.md for the macro contract; kernels/cuda/prelude.cuh is the twin. */
+
+/* Float sums must round after every multiply and every add, as the CPU reference does: OpenCL C
+ * allows contracting a*b+c into one fma by default, which would change the last bits. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define MV_KERNEL __kernel void
+/* A kernel whose work-group is exactly MV_TILE_W x MV_TILE_H (it sizes its local arrays so). */
+#define MV_KERNEL_TILED \
+    __kernel __attribute__((reqd_work_group_size(MV_TILE_W, MV_TILE_H, 1))) void
+#define MV_GLOBAL __global
+#define MV_CONSTANT __constant
+#define MV_LOCAL __local
+#define MV_LOCAL_ARRAY(type, name, n) __local type name[n]
+#define MV_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+/* OpenCL C 1.2 allows `static` on non-kernel functions; plain C99 `inline` alone may leave an
+ * undefined symbol when the compiler decides not to inline. */
+#define MV_INLINE static inline
+
+#define MV_GID_X ((int)get_global_id(0))
+#define MV_GID_Y ((int)get_global_id(1))
+#define MV_LID_X ((int)get_local_id(0))
+#define MV_LID_Y ((int)get_local_id(1))
+#define MV_GROUP_X ((int)get_group_id(0))
+#define MV_GROUP_Y ((int)get_group_id(1))
+#define MV_LSIZE_X ((int)get_local_size(0))
+#define MV_LSIZE_Y ((int)get_local_size(1))
+
+typedef uchar mv_u8;
+typedef short mv_i16;
+typedef int mv_i32;
+typedef uint mv_u32;
+typedef long mv_i64;
+typedef ulong mv_u64;

@@ -1,0 +1,253 @@
+//! Checks of the assembled sources that need no GPU. The OpenCL driver's tests compile and run
+//! every kernel on PoCL; here the CUDA source is at least parsed as C++ by the host compiler.
+
+use super::*;
+
+const SPEC_MACROS: &[&str] = &[
+    "MV_KERNEL",
+    "MV_KERNEL_TILED",
+    "MV_GLOBAL",
+    "MV_CONSTANT",
+    "MV_LOCAL",
+    "MV_LOCAL_ARRAY(type, name, n)",
+    "MV_BARRIER()",
+    "MV_GID_X",
+    "MV_GID_Y",
+    "MV_LID_X",
+    "MV_LID_Y",
+    "MV_GROUP_X",
+    "MV_GROUP_Y",
+    "MV_LSIZE_X",
+    "MV_LSIZE_Y",
+    "MV_INLINE",
+];
+
+const SPEC_TYPES: &[&str] = &[
+    "mv_i32;", "mv_u32;", "mv_i64;", "mv_u64;", "mv_u8;", "mv_i16;",
+];
+
+#[test]
+fn both_preludes_define_the_whole_dialect() {
+    for prelude in [PRELUDE_OPENCL, PRELUDE_CUDA] {
+        for m in SPEC_MACROS {
+            let defined = prelude.lines().any(|l| {
+                l.strip_prefix("#define ")
+                    .and_then(|rest| rest.strip_prefix(m))
+                    .is_some_and(|after| after.is_empty() || after.starts_with(' '))
+            });
+            assert!(defined, "prelude lacks {m}");
+        }
+        for t in SPEC_TYPES {
+            assert!(prelude.contains(t), "prelude lacks typedef {t}");
+        }
+    }
+}
+
+#[test]
+fn every_listed_kernel_is_defined_in_its_set_for_both_backends() {
+    for set in KernelSet::ALL {
+        for backend in [Backend::OpenCl, Backend::Cuda] {
+            let src = source(set, backend);
+            for name in set.kernel_names() {
+                let plain = format!("MV_KERNEL {name}(");
+                let tiled = format!("MV_KERNEL_TILED {name}(");
+                assert!(
+                    src.contains(&plain) || src.contains(&tiled),
+                    "{name} missing from {set:?}/{backend:?}"
+                );
+            }
+            let defined =
+                src.matches("MV_KERNEL ").count() + src.matches("MV_KERNEL_TILED ").count();
+            // Each prelude mentions both macros once in its #defines.
+            assert_eq!(defined - 2, set.kernel_names().len(), "{set:?}/{backend:?}");
+        }
+    }
+}
+
+#[test]
+fn constants_come_from_the_core() {
+    let c = constants();
+    assert!(c.contains(&format!("#define MV_MAX_KSIZE {}\n", MAX_KERNEL_SIZE)));
+    assert!(c.contains(&format!(
+        "#define MV_RESIZE_FRAC_BITS {}\n",
+        RESIZE_FRAC_BITS
+    )));
+    assert!(c.contains("#define MV_BORDER_REPLICATE 0\n"));
+    assert!(c.contains("#define MV_BORDER_REFLECT_101 1\n"));
+    assert!(c.contains("#define MV_BORDER_CONSTANT 2\n"));
+    assert_eq!(border_code(&Border::<u8>::Replicate), (0, None));
+    assert_eq!(border_code(&Border::<u8>::Reflect101), (1, None));
+    assert_eq!(border_code(&Border::Constant(7u8)), (2, Some(7)));
+    // No body hard-codes what the constants carry.
+    for body in [BORDER_H, FIXED_POINT_H, FILTER_H, INTEGRAL_H, RESAMPLE_H] {
+        for name in [
+            "MV_MAX_KSIZE",
+            "MV_RESIZE_FRAC_BITS",
+            "MV_BORDER_",
+            "MV_SCAN_MAX",
+        ] {
+            assert!(
+                !body.contains(&format!("#define {name}")),
+                "{name} defined in a body"
+            );
+        }
+    }
+}
+
+#[test]
+fn build_options_carry_the_tile() {
+    assert_eq!(
+        build_options(Tile::DEFAULT),
+        "-DMV_TILE_W=16 -DMV_TILE_H=16"
+    );
+    assert_eq!(
+        build_option_list(Tile::SEED_8X4, Backend::Cuda),
+        ["-DMV_TILE_W=8", "-DMV_TILE_H=4", "--fmad=false"]
+    );
+    assert_eq!(Tile::default(), Tile::new(16, 16));
+    assert_eq!(Tile::new(32, 8).halo(), (46, 22));
+    assert_eq!(
+        KernelSet::Filter.local_mem_bytes(Tile::DEFAULT),
+        4 * (30 * 30 + 16 * 30)
+    );
+}
+
+/// Tokens of one backend's dialect that must not appear in the shared bodies.
+const BACKEND_ONLY: &[&str] = &[
+    "__kernel",
+    "__global",
+    "__local",
+    "__constant",
+    "__shared__",
+    "__device__",
+    "__syncthreads",
+    "barrier(",
+    "get_global_id",
+    "get_local_id",
+    "get_group_id",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "clamp(",
+    "mad24",
+    "mul24",
+    "convert_",
+    "uchar",
+    "ushort",
+    "uint ",
+    "ulong",
+    "min(",
+    "max(",
+    "size_t",
+];
+
+#[test]
+fn shared_bodies_use_only_the_portable_dialect() {
+    for (file, body) in [
+        ("border.h", BORDER_H),
+        ("fixed_point.h", FIXED_POINT_H),
+        ("filter.h", FILTER_H),
+        ("integral.h", INTEGRAL_H),
+        ("resample.h", RESAMPLE_H),
+    ] {
+        for token in BACKEND_ONLY {
+            assert!(
+                !body.contains(token),
+                "{file} uses backend-specific `{token}`"
+            );
+        }
+        assert!(!body.contains("#include"), "{file} includes a file");
+        for word in body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            assert!(
+                !RESERVED.contains(&word),
+                "{file} uses `{word}`, reserved in OpenCL C or CUDA"
+            );
+        }
+    }
+}
+
+/// Identifiers one of the two languages reserves (OpenCL C: `half` and friends; CUDA C++: the
+/// C++ keywords a C programmer might use as names).
+const RESERVED: &[&str] = &[
+    "half",
+    "quad",
+    "complex",
+    "imaginary",
+    "image2d_t",
+    "sampler_t",
+    "event_t",
+    "new",
+    "delete",
+    "class",
+    "template",
+    "this",
+    "namespace",
+    "operator",
+    "private",
+    "public",
+    "protected",
+    "virtual",
+    "typename",
+    "using",
+    "restrict",
+];
+
+/// Declarations that make the CUDA source parse as host C++: the CUDA keywords become nothing
+/// and the built-in index variables plain structs.
+const CUDA_STUB: &str = r#"
+#define __global__
+#define __shared__ static
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+struct mv_stub_dim3 { unsigned x, y, z; };
+static mv_stub_dim3 threadIdx, blockIdx, blockDim;
+static inline void __syncthreads() {}
+"#;
+
+#[test]
+fn cuda_sources_parse_as_cpp() {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_owned());
+    if std::process::Command::new(&cxx)
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no C++ compiler ({cxx}) in CI: the CUDA sources cannot be checked"
+        );
+        // Straight to stderr: libtest captures `eprintln!` of passing tests.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED cuda_sources_parse_as_cpp: no C++ compiler `{cxx}` here"
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mvision-kernels-cxx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for set in KernelSet::ALL {
+        for tile in [Tile::DEFAULT, Tile::SEED_8X4] {
+            let path = dir.join(format!("{}_{}x{}.cu.cpp", set.name(), tile.w, tile.h));
+            std::fs::write(
+                &path,
+                format!("{CUDA_STUB}\n{}", source(set, Backend::Cuda)),
+            )
+            .unwrap();
+            let out = std::process::Command::new(&cxx)
+                .args(["-std=c++14", "-fsyntax-only", "-Wall", "-Wextra", "-Werror"])
+                .args(build_option_list(tile, Backend::OpenCl))
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{} does not parse as C++:\n{}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

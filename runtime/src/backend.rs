@@ -1,0 +1,93 @@
+//! Backends as values and as bit sets (the same bits as the C API's `MV_BACKEND_*`).
+
+use std::sync::OnceLock;
+
+/// One backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The CPU reference implementation (`mvision-core`).
+    Cpu,
+    /// OpenCL (any ICD: NVIDIA, PoCL, Adreno, Mali…).
+    OpenCl,
+    /// CUDA through the driver API and NVRTC.
+    Cuda,
+}
+
+impl Backend {
+    /// Every backend, in flag order.
+    pub const ALL: [Backend; 3] = [Backend::Cpu, Backend::OpenCl, Backend::Cuda];
+
+    /// The backend's bit (`1`, `2`, `4`, as `MV_BACKEND_CPU/OPENCL/CUDA`).
+    pub const fn bit(self) -> u32 {
+        match self {
+            Backend::Cpu => 1,
+            Backend::OpenCl => 2,
+            Backend::Cuda => 4,
+        }
+    }
+
+    /// Lower-case name (`"cpu"`, `"opencl"`, `"cuda"`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::OpenCl => "opencl",
+            Backend::Cuda => "cuda",
+        }
+    }
+}
+
+/// A set of backends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BackendSet(u32);
+
+impl BackendSet {
+    /// Only the CPU.
+    pub const CPU: BackendSet = BackendSet(1);
+    /// Every defined backend.
+    pub const ALL: BackendSet = BackendSet(7);
+
+    /// The set with these bits, or `None` if a bit names no backend.
+    pub const fn from_bits(bits: u32) -> Option<Self> {
+        if bits & !Self::ALL.0 == 0 {
+            Some(Self(bits))
+        } else {
+            None
+        }
+    }
+
+    /// The bits of the set.
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// True if `b` is in the set.
+    pub const fn contains(self, b: Backend) -> bool {
+        self.0 & b.bit() != 0
+    }
+
+    /// The set with `b` added.
+    pub const fn with(self, b: Backend) -> Self {
+        Self(self.0 | b.bit())
+    }
+
+    /// The backends in the set, in flag order.
+    pub fn iter(self) -> impl Iterator<Item = Backend> {
+        Backend::ALL.into_iter().filter(move |b| self.contains(*b))
+    }
+}
+
+/// The backends with at least one usable device on this machine (probed once, then cached).
+/// The CPU is always included; a missing driver library simply leaves its backend out.
+pub fn available() -> BackendSet {
+    static PROBED: OnceLock<BackendSet> = OnceLock::new();
+    *PROBED.get_or_init(|| {
+        let mut set = BackendSet::CPU;
+        if mvision_opencl::devices().is_ok_and(|d| !d.is_empty()) {
+            set = set.with(Backend::OpenCl);
+        }
+        if mvision_cuda::devices().is_ok_and(|d| !d.is_empty()) {
+            set = set.with(Backend::Cuda);
+        }
+        set
+    })
+}
