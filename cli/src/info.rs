@@ -7,6 +7,7 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
+use mvision_runtime::Backend;
 use serde_json::{json, Value};
 
 /// Cargo features this binary was built with (comma-separated, set by `build.rs`).
@@ -16,7 +17,7 @@ const CLI_FEATURES: &str = env!("MVISION_CLI_FEATURES");
 const TARGET: &str = env!("MVISION_CLI_TARGET");
 
 /// Status line of a backend the library reports as unavailable.
-const UNAVAILABLE: &str = "not available in this build (planned)";
+const UNAVAILABLE: &str = "not available (no driver library or no device)";
 
 /// The backends, in report order, with the flag the C API uses for each.
 const BACKENDS: &[(&str, u32)] = &[
@@ -67,6 +68,26 @@ fn collect() -> Value {
             })
         })
         .collect();
+    // GPU devices as the drivers enumerate them; a missing driver is reported, not fatal.
+    let mut gpus = Vec::new();
+    for backend in [Backend::OpenCl, Backend::Cuda] {
+        match mvision_runtime::devices(backend) {
+            Ok(list) => gpus.extend(list.into_iter().map(|d| {
+                json!({
+                    "backend": backend.name(),
+                    "index": d.index,
+                    "platform": d.platform,
+                    "name": d.name,
+                    "compute_units": d.compute_units,
+                    "local_mem_bytes": d.local_mem_bytes,
+                    "max_work_group_size": d.max_work_group_size,
+                    "global_mem_bytes": d.global_mem_bytes,
+                    "unified_memory": d.unified_memory,
+                })
+            })),
+            Err(e) => gpus.push(json!({ "backend": backend.name(), "error": e.to_string() })),
+        }
+    }
     json!({
         "version": mvision_core::VERSION,
         "build_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
@@ -80,6 +101,7 @@ fn collect() -> Value {
             "target": TARGET,
             "simd_features": simd,
         }],
+        "gpu_devices": gpus,
     })
 }
 
@@ -130,6 +152,29 @@ pub fn run(json: bool, out: &mut impl Write) -> Result<()> {
             s(&d["os"])
         );
         text += &format!("    simd:          {}\n", list(&d["simd_features"]));
+    }
+    for d in info["gpu_devices"].as_array().into_iter().flatten() {
+        if let Some(err) = d["error"].as_str() {
+            text += &format!("  {}: no devices ({err})\n", s(&d["backend"]));
+            continue;
+        }
+        let mib = |v: &Value| v.as_u64().unwrap_or(0) / (1024 * 1024);
+        let kib = |v: &Value| v.as_u64().unwrap_or(0) / 1024;
+        text += &format!(
+            "  {} device {}: {} [{}]\n",
+            s(&d["backend"]),
+            d["index"],
+            s(&d["name"]),
+            s(&d["platform"])
+        );
+        text += &format!(
+            "    compute units: {}, local memory: {} KiB, max work-group: {}, global memory: {} MiB{}\n",
+            d["compute_units"],
+            kib(&d["local_mem_bytes"]),
+            d["max_work_group_size"],
+            mib(&d["global_mem_bytes"]),
+            if d["unified_memory"].as_bool() == Some(true) { ", unified memory" } else { "" }
+        );
     }
     out.write_all(text.as_bytes())
         .context("cannot write to stdout")

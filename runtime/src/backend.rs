@@ -91,3 +91,80 @@ pub fn available() -> BackendSet {
         set
     })
 }
+
+/// What `mvision info` and the C API report about one device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceSummary {
+    /// The backend the device belongs to.
+    pub backend: Backend,
+    /// Index for [`crate::Context::with_device`].
+    pub index: usize,
+    /// Platform name (OpenCL), driver version (CUDA), "host" (CPU).
+    pub platform: String,
+    /// Device name.
+    pub name: String,
+    /// Compute units (OpenCL) or streaming multiprocessors (CUDA); logical cores on the CPU.
+    pub compute_units: u32,
+    /// Local (shared) memory per work-group in bytes; 0 on the CPU.
+    pub local_mem_bytes: u64,
+    /// Largest work-group (thread block) size; 1 on the CPU.
+    pub max_work_group_size: usize,
+    /// Global memory in bytes; 0 on the CPU (not probed).
+    pub global_mem_bytes: u64,
+    /// Whether the device shares memory with the host (zero-copy images possible).
+    pub unified_memory: bool,
+}
+
+/// The devices of `backend` on this machine (one for the CPU).
+///
+/// Errors: the driver's [`crate::ErrorKind::Unavailable`] when its library or platform is
+/// missing.
+pub fn devices(backend: Backend) -> crate::Result<Vec<DeviceSummary>> {
+    Ok(match backend {
+        Backend::Cpu => vec![DeviceSummary {
+            backend,
+            index: 0,
+            platform: "host".into(),
+            name: format!("{} CPU", std::env::consts::ARCH),
+            compute_units: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            local_mem_bytes: 0,
+            max_work_group_size: 1,
+            global_mem_bytes: 0,
+            unified_memory: true,
+        }],
+        Backend::OpenCl => mvision_opencl::devices()?
+            .into_iter()
+            .map(|d| DeviceSummary {
+                backend,
+                index: d.index,
+                platform: d.platform,
+                name: d.name,
+                compute_units: d.compute_units,
+                local_mem_bytes: d.local_mem_bytes,
+                max_work_group_size: d.max_work_group_size,
+                global_mem_bytes: d.global_mem_bytes,
+                unified_memory: d.unified_memory,
+            })
+            .collect(),
+        Backend::Cuda => mvision_cuda::devices()?
+            .into_iter()
+            .map(|d| DeviceSummary {
+                backend,
+                index: d.index,
+                platform: format!(
+                    "CUDA driver {}.{}, sm_{}{}",
+                    d.driver_version.0,
+                    d.driver_version.1,
+                    d.compute_capability.0,
+                    d.compute_capability.1
+                ),
+                name: d.name,
+                compute_units: d.compute_units,
+                local_mem_bytes: d.local_mem_bytes,
+                max_work_group_size: d.max_work_group_size,
+                global_mem_bytes: d.global_mem_bytes,
+                unified_memory: d.unified_memory,
+            })
+            .collect(),
+    })
+}

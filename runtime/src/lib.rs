@@ -16,7 +16,7 @@ mod error;
 mod image;
 pub mod ops;
 
-pub use backend::{available, Backend, BackendSet};
+pub use backend::{available, devices, Backend, BackendSet, DeviceSummary};
 pub use error::{Error, ErrorKind, Result};
 pub use image::Image;
 
