@@ -229,7 +229,6 @@ fn scratch<A: Clone + Default>(len: usize) -> Result<Vec<A>> {
 /// One case on one image size, ready to run on the CPU: input generated, kernel built, output
 /// and scratch allocated. [`CpuCase::run`] does only the core call.
 pub struct CpuCase {
-    case: Case,
     size: (usize, usize),
     work: Work,
 }
@@ -294,23 +293,12 @@ impl CpuCase {
             (Op::Integral { .. }, Precision::F32) => return Err(Error::InvalidArgument),
         };
         let mut prepared = Self {
-            case,
             size: (width, height),
             work,
         };
         // One run now surfaces any parameter error at preparation, not in the timed loop.
         prepared.run()?;
         Ok(prepared)
-    }
-
-    /// The case this was prepared for.
-    pub fn case(&self) -> Case {
-        self.case
-    }
-
-    /// `(width, height)` of the image.
-    pub fn size(&self) -> (usize, usize) {
-        self.size
     }
 
     /// Pixels processed per run (output pixels; source pixels for the integral image), the

@@ -25,7 +25,7 @@ mod tests {
         for (w, h) in [(1, 1), (2, 3), (37, 23)] {
             for case in CASES {
                 let mut c = CpuCase::new(case, w, h).unwrap_or_else(|e| panic!("{case:?}: {e}"));
-                assert_eq!((c.case(), c.size(), c.pixels()), (case, (w, h), w * h));
+                assert_eq!(c.pixels(), w * h);
                 c.run().unwrap();
             }
         }

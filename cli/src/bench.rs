@@ -183,10 +183,6 @@ fn prepare(backend: Backend, case: Case, size: BenchSize) -> Result<Box<dyn Prep
             let prepared = CpuCase::new(case, size.width, size.height)
                 .map_err(|e| anyhow!(e))
                 .with_context(|| format!("cannot prepare {} at {size}", case.id()))?;
-            debug_assert_eq!(
-                (prepared.case(), prepared.size()),
-                (case, (size.width, size.height))
-            );
             Ok(Box::new(prepared))
         }
         Backend::Opencl | Backend::Cuda => bail!(
