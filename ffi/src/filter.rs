@@ -261,9 +261,10 @@ pub unsafe extern "C" fn mv_sep_filter2d_fixed(
     })
 }
 
-/// Gaussian blur. `ksize` 0 derives the size from `sigma` (`2·ceil(3σ)+1`); `sigma` ≤ 0 derives
-/// σ from `ksize` (`0.3·((ksize−1)/2 − 1) + 0.8`, as OpenCV). `u8` uses the fixed-point kernel
-/// (10 fractional bits per axis, taps summing exactly to 1024).
+/// Gaussian blur. `ksize` 0 derives the size from `sigma` (`2·ceil(3σ)+1`); `sigma` ≤ 0 uses, as
+/// OpenCV does, fixed kernels for `ksize` ≤ 7 (`[1 2 1]/4`, `[1 4 6 4 1]/16`, …) and
+/// `σ = 0.3·((ksize−1)/2 − 1) + 0.8` above. `u8` uses the fixed-point kernel (10 fractional bits
+/// per axis, taps summing exactly to 1024).
 ///
 /// Errors: image errors; `MV_STATUS_INVALID_ARGUMENT` if `ksize` is 0 and `sigma` ≤ 0, sigma
 /// is NaN/∞, or a bad border; `MV_STATUS_OUT_OF_MEMORY` if scratch cannot be allocated; `MV_STATUS_INVALID_KERNEL` for an even size or one above 15

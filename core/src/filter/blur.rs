@@ -26,23 +26,40 @@ pub fn gaussian_kernel_size(sigma_px: f32) -> Result<usize> {
     Ok(2 * (half.max(0.0) as usize) + 1)
 }
 
-/// Resolves `(ksize, sigma)` as OpenCV does: ksize 0 → from sigma; sigma ≤ 0 → from ksize,
-/// `σ = 0.3·((k − 1)/2 − 1) + 0.8`.
-fn resolve(ksize: usize, sigma_px: f32) -> Result<(usize, f64)> {
+/// OpenCV's fixed kernels for sizes 1–7 when σ is derived from the size (`getGaussianKernel`
+/// uses these tables, not its σ formula, for `sigma ≤ 0`). All taps are dyadic, so they are exact
+/// in both `f32` and the fixed-point kernel.
+const SMALL_TABLES: [&[f64]; 4] = [
+    &[1.0],
+    &[0.25, 0.5, 0.25],
+    &[0.0625, 0.25, 0.375, 0.25, 0.0625],
+    &[0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125],
+];
+
+/// Resolves `(ksize, sigma)` as OpenCV does: ksize 0 → from sigma; sigma ≤ 0 → OpenCV's fixed
+/// table for ksize ≤ 7, else `σ = 0.3·((k − 1)/2 − 1) + 0.8`. Returns the size and σ (`None`
+/// for a fixed table).
+fn resolve(ksize: usize, sigma_px: f32) -> Result<(usize, Option<f64>)> {
     if sigma_px.is_nan() || sigma_px.is_infinite() {
         return Err(Error::InvalidArgument);
     }
     match (ksize, sigma_px > 0.0) {
         (0, false) => Err(Error::InvalidArgument),
-        (0, true) => Ok((gaussian_kernel_size(sigma_px)?, sigma_px as f64)),
+        (0, true) => Ok((gaussian_kernel_size(sigma_px)?, Some(sigma_px as f64))),
         (k, _) if k % 2 == 0 || k > MAX_KERNEL_SIZE => Err(Error::InvalidKernel),
-        (k, true) => Ok((k, sigma_px as f64)),
-        (k, false) => Ok((k, 0.3 * ((k as f64 - 1.0) * 0.5 - 1.0) + 0.8)),
+        (k, true) => Ok((k, Some(sigma_px as f64))),
+        (k, false) if k <= 7 => Ok((k, None)),
+        (k, false) => Ok((k, Some(0.3 * ((k as f64 - 1.0) * 0.5 - 1.0) + 0.8))),
     }
 }
 
-/// Normalised 1-D Gaussian weights (sum 1) into `out[..ksize]`.
-fn weights(ksize: usize, sigma: f64, out: &mut [f64; MAX_KERNEL_SIZE]) {
+/// Normalised 1-D Gaussian weights (sum 1) into `out[..ksize]`: sampled from σ, or OpenCV's
+/// fixed table when `sigma` is `None`.
+fn weights(ksize: usize, sigma: Option<f64>, out: &mut [f64; MAX_KERNEL_SIZE]) {
+    let Some(sigma) = sigma else {
+        out[..ksize].copy_from_slice(SMALL_TABLES[ksize / 2]);
+        return;
+    };
     let r = (ksize / 2) as f64;
     let mut sum = 0.0;
     for (i, w) in out[..ksize].iter_mut().enumerate() {
@@ -58,7 +75,8 @@ fn weights(ksize: usize, sigma: f64, out: &mut [f64; MAX_KERNEL_SIZE]) {
 /// The fixed-point separable Gaussian: each axis has [`GAUSSIAN_SHIFT_PER_AXIS`] fractional
 /// bits, taps rounded to nearest and the centre tap adjusted so each axis sums to exactly
 /// `2^10` (flat regions stay flat). `ksize` 0 derives the size from `sigma_px`; `sigma_px` ≤ 0
-/// derives σ from `ksize`.
+/// uses OpenCV's fixed kernels for `ksize` ≤ 7 (`[1 2 1]/4`, `[1 4 6 4 1]/16`, …) and derives σ
+/// from `ksize` above that, as `cv::getGaussianKernel` does.
 ///
 /// Errors: [`Error::InvalidArgument`] if both are 0 or sigma is NaN/∞;
 /// [`Error::InvalidKernel`] for an even size or one above 15.
@@ -240,5 +258,15 @@ mod tests {
         assert_eq!(gaussian_kernel_size(2.5), Err(Error::InvalidKernel));
         assert_eq!(gaussian_kernel_q(0, 0.0), Err(Error::InvalidArgument));
         assert_eq!(gaussian_kernel_q(4, 1.0), Err(Error::InvalidKernel));
+        // σ ≤ 0 with a small size: OpenCV's fixed tables, exact in Q10.
+        assert_eq!(gaussian_kernel_q(3, 0.0).unwrap().kx(), &[256, 512, 256]);
+        assert_eq!(
+            gaussian_kernel_q(7, -1.0).unwrap().kx(),
+            &[32, 112, 224, 288, 224, 112, 32]
+        );
+        assert_eq!(
+            gaussian_kernel_f32(5, 0.0).unwrap().kx(),
+            &[0.0625, 0.25, 0.375, 0.25, 0.0625]
+        );
     }
 }

@@ -254,7 +254,19 @@ fn gaussian_kernels_match_the_formula() {
             } else {
                 derived_sigma(k)
             };
-            let w = common::gaussian_weights(k, s);
+            // OpenCV's getGaussianKernel uses fixed tables (small_gaussian_tab) for sigma <= 0
+            // and sizes up to 7, not its sigma formula.
+            const OPENCV_SMALL: [&[f64]; 4] = [
+                &[1.0],
+                &[0.25, 0.5, 0.25],
+                &[0.0625, 0.25, 0.375, 0.25, 0.0625],
+                &[0.03125, 0.109375, 0.21875, 0.28125, 0.21875, 0.109375, 0.03125],
+            ];
+            let w = if sigma <= 0.0 && k <= 7 {
+                OPENCV_SMALL[k / 2].to_vec()
+            } else {
+                common::gaussian_weights(k, s)
+            };
             let ctx = format!("k={k} sigma={sigma}");
 
             let q = gaussian_kernel_q(k, sigma).unwrap();
