@@ -25,6 +25,9 @@ use serde_json::{json, Value};
 #[path = "../../benches/src/cases.rs"]
 mod cases;
 
+#[path = "bench_gpu.rs"]
+mod bench_gpu;
+
 use cases::{Case, CpuCase, CASES, DENSE_KERNEL_SIZES, MAX_BENCH_PIXELS};
 
 /// Sizes measured when `--sizes` is not given: VGA, 1080p, 4K UHD.
@@ -81,13 +84,22 @@ The table goes to stdout; --json adds one JSON object as the very last line (for
 enum Backend {
     /// The portable CPU core (single thread).
     Cpu,
-    /// OpenCL devices (not benchmarked yet).
+    /// The OpenCL device chosen by MVISION_OPENCL_DEVICE (default: device 0).
     Opencl,
-    /// CUDA devices (not benchmarked yet).
+    /// The CUDA device chosen by MVISION_CUDA_DEVICE (default: device 0).
     Cuda,
 }
 
 impl Backend {
+    /// The runtime backend, `None` for the CPU (which runs the core directly).
+    fn gpu(self) -> Option<mvision_runtime::Backend> {
+        match self {
+            Backend::Cpu => None,
+            Backend::Opencl => Some(mvision_runtime::Backend::OpenCl),
+            Backend::Cuda => Some(mvision_runtime::Backend::Cuda),
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Backend::Cpu => "cpu",
@@ -116,6 +128,29 @@ struct FilterBenchArgs {
     /// Where the filters run.
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     backend: Backend,
+    /// GPU dense-filter kernel: naive (one work-item per pixel, taps from global memory) or
+    /// tiled (a 16x16 work-group loads its halo tile into local memory) or tiled:WxH.
+    #[arg(long, value_name = "naive|tiled[:WxH]", default_value = "tiled", value_parser = parse_variant)]
+    variant: mvision_runtime::Variant,
+}
+
+/// Parses `--variant`.
+fn parse_variant(s: &str) -> std::result::Result<mvision_runtime::Variant, String> {
+    use mvision_runtime::Variant;
+    match s {
+        "naive" => Ok(Variant::Naive),
+        "tiled" => Ok(Variant::default()),
+        _ => {
+            let size = s
+                .strip_prefix("tiled:")
+                .ok_or_else(|| format!("'{s}': use naive, tiled or tiled:WxH"))?;
+            let b = BenchSize::from_str(size)?;
+            Ok(Variant::Tiled {
+                w: b.width,
+                h: b.height,
+            })
+        }
+    }
 }
 
 /// An image size from `WxH`.
@@ -164,6 +199,26 @@ trait Prepared {
 
     /// Pixels one run processes: the unit of the reported throughput.
     fn pixels(&self) -> usize;
+
+    /// Device-memory bytes one run reads plus writes, where that is meaningful (GPU cases,
+    /// for the fraction of copy bandwidth).
+    fn bytes(&self) -> Option<usize> {
+        None
+    }
+}
+
+impl Prepared for bench_gpu::GpuCase {
+    fn run(&mut self) -> Result<()> {
+        bench_gpu::GpuCase::run(self)
+    }
+
+    fn pixels(&self) -> usize {
+        bench_gpu::GpuCase::pixels(self)
+    }
+
+    fn bytes(&self) -> Option<usize> {
+        Some(bench_gpu::GpuCase::bytes(self))
+    }
 }
 
 impl Prepared for CpuCase {
@@ -176,21 +231,32 @@ impl Prepared for CpuCase {
     }
 }
 
-/// Prepares `case` at `size` on `backend`.
-fn prepare(backend: Backend, case: Case, size: BenchSize) -> Result<Box<dyn Prepared>> {
-    match backend {
-        Backend::Cpu => {
+/// Prepares `case` at `size` on `backend` (`gpu`: the shared device context of a GPU run).
+fn prepare(
+    backend: Backend,
+    case: Case,
+    size: BenchSize,
+    gpu: Option<&Gpu>,
+    variant: mvision_runtime::Variant,
+) -> Result<Box<dyn Prepared>> {
+    match (backend.gpu(), gpu) {
+        (Some(b), Some(g)) => {
+            let prepared =
+                bench_gpu::GpuCase::new(g.clone(), b, case, (size.width, size.height), variant)
+                    .with_context(|| format!("cannot prepare {} at {size}", case.id()))?;
+            Ok(Box::new(prepared))
+        }
+        _ => {
             let prepared = CpuCase::new(case, size.width, size.height)
                 .map_err(|e| anyhow!(e))
                 .with_context(|| format!("cannot prepare {} at {size}", case.id()))?;
             Ok(Box::new(prepared))
         }
-        Backend::Opencl | Backend::Cuda => bail!(
-            "--backend {}: GPU benchmarks are not built yet; only --backend cpu is available",
-            backend.name()
-        ),
     }
 }
+
+/// The device context of a GPU benchmark run.
+type Gpu = std::sync::Arc<mvision_runtime::Context>;
 
 /// The timing of one case at one size.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -204,6 +270,8 @@ struct Measurement {
     max: Duration,
     /// Runs per timed sample.
     runs_per_sample: u32,
+    /// Device bytes read plus written per run (GPU cases).
+    bytes: Option<usize>,
 }
 
 /// The median of `times` (the mean of the middle two for an even count). `times` is sorted in
@@ -248,6 +316,7 @@ fn measure(work: &mut dyn Prepared, repeat: u32) -> Result<Measurement> {
         min: samples[0],
         max: samples[samples.len() - 1],
         runs_per_sample,
+        bytes: work.bytes(),
     })
 }
 
@@ -282,6 +351,22 @@ struct Row {
     cells: Vec<(BenchSize, Measurement)>,
 }
 
+/// Device-to-device copy bandwidth (bytes read plus written per second) at each size of a GPU
+/// run: the reference each kernel's bandwidth is reported against.
+struct CopyBandwidth(Vec<(BenchSize, f64)>);
+
+impl CopyBandwidth {
+    fn at(&self, size: BenchSize) -> Option<f64> {
+        self.0.iter().find(|(s, _)| *s == size).map(|(_, b)| *b)
+    }
+}
+
+/// Bytes per second of a measurement, where its bytes are known.
+fn bytes_per_s(m: &Measurement) -> Option<f64> {
+    let secs = m.median.as_secs_f64();
+    m.bytes.filter(|_| secs > 0.0).map(|b| b as f64 / secs)
+}
+
 /// Runs `mvision bench` and writes the report to `out`.
 pub fn run(args: &BenchArgs, out: &mut impl Write) -> Result<()> {
     match &args.suite {
@@ -294,20 +379,30 @@ fn run_filter(args: &FilterBenchArgs, out: &mut impl Write) -> Result<()> {
         bail!("--sizes needs at least one WxH");
     }
     let selected = selected_cases(&args.cases)?;
+    let gpu = args.backend.gpu().map(bench_gpu::context).transpose()?;
+    let mut copy = CopyBandwidth(Vec::new());
+    if let (Some(b), Some(g)) = (args.backend.gpu(), &gpu) {
+        for &size in &args.sizes {
+            let mut work = bench_gpu::GpuCase::copy(g.clone(), b, (size.width, size.height))?;
+            let m = measure(&mut work, args.repeat)?;
+            copy.0.push((size, bytes_per_s(&m).unwrap_or(0.0)));
+        }
+    }
     let mut rows = Vec::with_capacity(selected.len());
     for case in selected {
         let mut cells = Vec::with_capacity(args.sizes.len());
         for &size in &args.sizes {
-            let mut work = prepare(args.backend, case, size)?;
+            let mut work = prepare(args.backend, case, size, gpu.as_ref(), args.variant)?;
             let m = measure(work.as_mut(), args.repeat)
                 .with_context(|| format!("{} at {size} failed", case.id()))?;
             cells.push((size, m));
         }
         rows.push(Row { case, cells });
     }
-    write_table(args, &rows, out).context("cannot write to stdout")?;
+    write_table(args, &rows, &copy, gpu.as_deref(), out).context("cannot write to stdout")?;
     if args.json {
-        writeln!(out, "{}", report_json(args, &rows)).context("cannot write to stdout")?;
+        writeln!(out, "{}", report_json(args, &rows, &copy, gpu.as_deref()))
+            .context("cannot write to stdout")?;
     }
     Ok(())
 }
@@ -327,7 +422,21 @@ fn selected_cases(ids: &[String]) -> Result<Vec<Case>> {
         .collect())
 }
 
-fn write_table(args: &FilterBenchArgs, rows: &[Row], out: &mut impl Write) -> std::io::Result<()> {
+/// The device a GPU run measured, for the report header.
+fn device_name(args: &FilterBenchArgs, gpu: Option<&mvision_runtime::Context>) -> String {
+    match (args.backend.gpu(), gpu) {
+        (Some(b), Some(g)) => g.device_name(b).unwrap_or_default(),
+        _ => "host CPU, 1 thread".to_string(),
+    }
+}
+
+fn write_table(
+    args: &FilterBenchArgs,
+    rows: &[Row],
+    copy: &CopyBandwidth,
+    gpu: Option<&mvision_runtime::Context>,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
     let profile = if cfg!(debug_assertions) {
         "DEBUG build: numbers are meaningless, build with --release"
     } else {
@@ -335,12 +444,22 @@ fn write_table(args: &FilterBenchArgs, rows: &[Row], out: &mut impl Write) -> st
     };
     writeln!(
         out,
-        "mvision bench filter: backend {}, {} {}, {profile}, 1 thread, median of {} samples",
+        "mvision bench filter: backend {} ({}), {} {}, {profile}, median of {} samples",
         args.backend.name(),
+        device_name(args, gpu),
         std::env::consts::ARCH,
         simd_level(),
         args.repeat
     )?;
+    if gpu.is_some() {
+        writeln!(
+            out,
+            "GPU: {} operations per timed run, one wait; dense filters {:?}; cells are Mpixel/s \
+             (% of device-to-device copy bandwidth)",
+            bench_gpu::BATCH,
+            args.variant
+        )?;
+    }
     const LABEL_W: usize = 20;
     let col_w = args
         .sizes
@@ -354,19 +473,35 @@ fn write_table(args: &FilterBenchArgs, rows: &[Row], out: &mut impl Write) -> st
         write!(out, "  {:>col_w$}", s.to_string())?;
     }
     writeln!(out)?;
+    let col_w = if gpu.is_some() { col_w.max(16) } else { col_w };
     for row in rows {
         write!(out, "{:<LABEL_W$}", row.case.label())?;
-        for (_, m) in &row.cells {
-            let rate = mpixel_per_s(m.pixels, m.median)
+        for (size, m) in &row.cells {
+            let mut rate = mpixel_per_s(m.pixels, m.median)
                 .map_or_else(|| "n/a".to_string(), |r| format!("{r:.1}"));
+            if let (Some(bps), Some(c)) = (bytes_per_s(m), copy.at(*size)) {
+                rate = format!("{rate} ({:.0}%)", 100.0 * bps / c);
+            }
             write!(out, "  {rate:>col_w$}")?;
+        }
+        writeln!(out)?;
+    }
+    if !copy.0.is_empty() {
+        write!(out, "{:<LABEL_W$}", "copy GB/s (r+w)")?;
+        for (_, b) in &copy.0 {
+            write!(out, "  {:>col_w$}", format!("{:.1}", b / 1e9))?;
         }
         writeln!(out)?;
     }
     Ok(())
 }
 
-fn report_json(args: &FilterBenchArgs, rows: &[Row]) -> Value {
+fn report_json(
+    args: &FilterBenchArgs,
+    rows: &[Row],
+    copy: &CopyBandwidth,
+    gpu: Option<&mvision_runtime::Context>,
+) -> Value {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let results: Vec<Value> = rows
         .iter()
@@ -385,6 +520,10 @@ fn report_json(args: &FilterBenchArgs, rows: &[Row]) -> Value {
                     "mpixel_per_s": mpixel_per_s(m.pixels, m.median),
                     "samples": args.repeat,
                     "runs_per_sample": m.runs_per_sample,
+                    "gbytes_per_s": bytes_per_s(m).map(|b| b / 1e9),
+                    "fraction_of_copy": bytes_per_s(m)
+                        .zip(copy.at(*size))
+                        .map(|(b, c)| b / c),
                 })
             })
         })
@@ -398,6 +537,9 @@ fn report_json(args: &FilterBenchArgs, rows: &[Row]) -> Value {
         "command": "bench filter",
         "version": mvision_core::VERSION,
         "backend": args.backend.name(),
+        "device": device_name(args, gpu),
+        "variant": format!("{:?}", args.variant),
+        "copy_gbytes_per_s": copy.0.iter().map(|(s, b)| json!({"size": s.to_string(), "gbytes_per_s": b / 1e9})).collect::<Vec<_>>(),
         "build_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
         "arch": std::env::consts::ARCH,
         "simd": simd_level(),
@@ -426,6 +568,7 @@ mod tests {
                 cases: Vec::new(),
                 json,
                 backend,
+                variant: mvision_runtime::Variant::default(),
             }),
         }
     }
@@ -461,20 +604,43 @@ mod tests {
     }
 
     #[test]
-    fn gpu_backends_fail_clearly_before_measuring() {
+    fn gpu_backends_run_where_present_and_fail_clearly_elsewhere() {
+        let available = mvision_runtime::available();
         for backend in [Backend::Opencl, Backend::Cuda] {
+            let mut a = args(&[(8, 8)], true, backend);
+            let Suite::Filter(f) = &mut a.suite;
+            f.cases = vec!["filter2d_3x3_u8".into(), "integral_u8".into()];
+            f.variant = mvision_runtime::Variant::Naive;
             let mut out = Vec::new();
-            let err = run(&args(&[(8, 8)], false, backend), &mut out).unwrap_err();
-            let msg = format!("{err:#}");
-            assert!(
-                msg.contains(backend.name()) && msg.contains("not built yet"),
-                "{msg}"
-            );
-            assert!(
-                out.is_empty(),
-                "nothing is printed for a backend that cannot run"
-            );
+            let result = run(&a, &mut out);
+            if available.contains(backend.gpu().unwrap()) {
+                result.unwrap();
+                let text = String::from_utf8(out).unwrap();
+                assert!(text.contains("copy GB/s"), "{text}");
+                let json: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+                assert_eq!(json["results"].as_array().unwrap().len(), 2);
+                assert!(json["results"][0]["fraction_of_copy"].as_f64().unwrap() > 0.0);
+            } else {
+                let msg = format!("{:#}", result.unwrap_err());
+                assert!(msg.contains(backend.name()), "{msg}");
+                assert!(
+                    out.is_empty(),
+                    "nothing is printed for a backend that cannot run"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn variants_parse() {
+        use mvision_runtime::Variant;
+        assert_eq!(parse_variant("naive"), Ok(Variant::Naive));
+        assert_eq!(parse_variant("tiled"), Ok(Variant::default()));
+        assert_eq!(
+            parse_variant("tiled:8x4"),
+            Ok(Variant::Tiled { w: 8, h: 4 })
+        );
+        assert!(parse_variant("tiles").is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! # mvision-kernels
 //!
-//! The GPU kernel sources of libmvision, written once and compiled by both GPU backends.
+//! The GPU kernel sources of libmvision, written once and compiled by both GPU backends, and the
+//! host side that launches them, written once for both drivers.
 //!
 //! Layers, bottom up (the contract is `kernels/SPEC.md`):
 //! * `kernels/opencl/prelude.cl` and `kernels/cuda/prelude.cuh` map a small portable dialect
@@ -16,11 +17,34 @@
 //! [`Backend`]; [`build_options`] gives the `-D` flags of a work-group [`Tile`]. Everything is
 //! embedded with `include_str!`: nothing is looked up on disk at run time. Drivers compile each
 //! `(KernelSet, Tile)` once per context and cache it.
+//!
+//! The host side of the kernels is written here once too, for both drivers:
+//! * [`plan`]: for each operation, the checks (identical to the core's), the kernel's argument
+//!   list and its launch geometry, as a [`plan::Launch`] that a driver only binds and enqueues.
+//! * [`device_ops!`]: the image operations of a driver's `Context` (`filter2d_u8`, …,
+//!   `resize_bilinear_f32`), generated from the plans, so the two driver APIs cannot drift;
+//!   [`device_image_accessors!`] and [`driver_error_conversions!`] do the same for the parts of
+//!   the driver's image and error types that do not depend on the API.
+//! * `testing` (feature `testing`, for the test suites of the drivers and the runtime): seeded
+//!   random images with garbage in their row gaps, and the comparison rules of the contract.
 #![deny(missing_docs)]
+
+mod device_ops;
+pub mod plan;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use plan::Variant;
 
 use mvision_core::filter::MAX_KERNEL_SIZE;
 use mvision_core::resize::RESIZE_FRAC_BITS;
 use mvision_core::Border;
+
+/// What [`device_ops!`] expands to refers to through here, so a driver needs no `use` for it.
+#[doc(hidden)]
+pub mod __private {
+    pub use mvision_core;
+}
 
 /// The OpenCL prelude (`kernels/opencl/prelude.cl`).
 pub const PRELUDE_OPENCL: &str = include_str!("../opencl/prelude.cl");
@@ -151,6 +175,16 @@ impl KernelSet {
     /// local arrays do; drivers key the others by [`Tile::DEFAULT`]).
     pub const fn uses_tile(self) -> bool {
         matches!(self, KernelSet::Filter)
+    }
+
+    /// The tile a program of this set is built (and cached) with when asked for `tile`:
+    /// `tile` itself if the set [uses](KernelSet::uses_tile) it, else [`Tile::DEFAULT`].
+    pub const fn program_tile(self, tile: Tile) -> Tile {
+        if self.uses_tile() {
+            tile
+        } else {
+            Tile::DEFAULT
+        }
     }
 
     /// The common bodies of this program, in inclusion order.

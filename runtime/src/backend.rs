@@ -115,6 +115,23 @@ pub struct DeviceSummary {
     pub unified_memory: bool,
 }
 
+/// The summary of a driver's `DeviceInfo` (both drivers name these fields alike).
+macro_rules! summary {
+    ($backend:expr, $d:ident, $platform:expr) => {
+        DeviceSummary {
+            backend: $backend,
+            index: $d.index,
+            platform: $platform,
+            name: $d.name,
+            compute_units: $d.compute_units,
+            local_mem_bytes: $d.local_mem_bytes,
+            max_work_group_size: $d.max_work_group_size,
+            global_mem_bytes: $d.global_mem_bytes,
+            unified_memory: $d.unified_memory,
+        }
+    };
+}
+
 /// The devices of `backend` on this machine (one for the CPU).
 ///
 /// Errors: the driver's [`crate::ErrorKind::Unavailable`] when its library or platform is
@@ -134,36 +151,15 @@ pub fn devices(backend: Backend) -> crate::Result<Vec<DeviceSummary>> {
         }],
         Backend::OpenCl => mvision_opencl::devices()?
             .into_iter()
-            .map(|d| DeviceSummary {
-                backend,
-                index: d.index,
-                platform: d.platform,
-                name: d.name,
-                compute_units: d.compute_units,
-                local_mem_bytes: d.local_mem_bytes,
-                max_work_group_size: d.max_work_group_size,
-                global_mem_bytes: d.global_mem_bytes,
-                unified_memory: d.unified_memory,
-            })
+            .map(|d| summary!(backend, d, d.platform))
             .collect(),
         Backend::Cuda => mvision_cuda::devices()?
             .into_iter()
-            .map(|d| DeviceSummary {
-                backend,
-                index: d.index,
-                platform: format!(
-                    "CUDA driver {}.{}, sm_{}{}",
-                    d.driver_version.0,
-                    d.driver_version.1,
-                    d.compute_capability.0,
-                    d.compute_capability.1
-                ),
-                name: d.name,
-                compute_units: d.compute_units,
-                local_mem_bytes: d.local_mem_bytes,
-                max_work_group_size: d.max_work_group_size,
-                global_mem_bytes: d.global_mem_bytes,
-                unified_memory: d.unified_memory,
+            .map(|d| {
+                let (major, minor) = d.driver_version;
+                let (sm_major, sm_minor) = d.compute_capability;
+                let platform = format!("CUDA driver {major}.{minor}, sm_{sm_major}{sm_minor}");
+                summary!(backend, d, platform)
             })
             .collect(),
     })

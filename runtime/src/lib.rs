@@ -19,28 +19,10 @@ pub mod ops;
 pub use backend::{available, devices, Backend, BackendSet, DeviceSummary};
 pub use error::{Error, ErrorKind, Result};
 pub use image::Image;
+/// The dense-filter implementation on GPU backends (ignored on the CPU), the drivers' own.
+pub use mvision_kernels::Variant;
 
 use std::sync::Arc;
-
-/// Filter implementation strategy on GPU backends (ignored on the CPU).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    /// One work-item per output pixel, every tap read from global memory.
-    Naive,
-    /// A `w × h` work-group loads its halo tile into local memory once (seed 002's scheme).
-    Tiled {
-        /// Work-group width in pixels.
-        w: usize,
-        /// Work-group height in pixels.
-        h: usize,
-    },
-}
-
-impl Default for Variant {
-    fn default() -> Self {
-        Variant::Tiled { w: 16, h: 16 }
-    }
-}
 
 /// The devices a caller works with: the CPU always, plus one OpenCL and/or one CUDA device.
 pub struct Context {

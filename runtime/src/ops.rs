@@ -7,36 +7,30 @@ use mvision_core::filter::{self as f, Kernel2dF32, Kernel2dQ, SepKernelF32, SepK
 use mvision_core::{integral, pyramid, resize, Border, ImageView, ImageViewMut};
 use std::sync::Arc;
 
-macro_rules! driver_variant {
-    ($m:ident) => {
-        impl From<Variant> for $m::Variant {
-            fn from(v: Variant) -> Self {
-                match v {
-                    Variant::Naive => $m::Variant::Naive,
-                    Variant::Tiled { w, h } => $m::Variant::Tiled { w, h },
-                }
-            }
-        }
-    };
-}
-driver_variant!(mvision_opencl);
-driver_variant!(mvision_cuda);
-
-/// Runs a one-input, one-output operation where its images live: `cpu` on packed host views
-/// `(a, b)`, `dev` with the device context `c` and device images `(x, y)` on either GPU
-/// backend. Images on different backends or devices are a [`crate::ErrorKind::BackendMismatch`].
+/// Runs a one-input, one-output operation where its images live: the core function
+/// `module::op` on packed host views with `args` and a scratch of `scratch` elements, or the
+/// driver method `op` (each driver names its methods as the core names its functions) with
+/// `args`, then `gpu_only` (what the core does not take), on device images of either GPU
+/// backend. Images on different backends or devices are a
+/// [`crate::ErrorKind::BackendMismatch`].
 macro_rules! unary {
-    ($src:expr, $dst:expr, |$a:ident, $b:ident| $cpu:expr, |$c:ident, $x:ident, $y:ident| $dev:expr) => {{
+    (
+        $src:ident, $dst:ident, $m:ident::$op:ident($($arg:expr),*),
+        scratch: $len:expr $(, gpu_only: $extra:expr)?
+    ) => {{
         let (sw, sh, dw, dh) = ($src.width, $src.height, $dst.width, $dst.height);
         match (&$src.store, &mut $dst.store) {
             (Store::Cpu(s), Store::Cpu(d)) => {
-                let $a = ImageView::packed(s, sw, sh)?;
-                let mut out = ImageViewMut::packed(d, dw, dh)?;
-                let $b = &mut out;
-                Ok($cpu?)
+                let a = ImageView::packed(s, sw, sh)?;
+                let mut b = ImageViewMut::packed(d, dw, dh)?;
+                Ok($m::$op(&a, &mut b, $($arg,)* &mut scratch($len))?)
             }
-            (Store::OpenCl($c, $x), Store::OpenCl(c2, $y)) if Arc::ptr_eq($c, c2) => Ok($dev?),
-            (Store::Cuda($c, $x), Store::Cuda(c2, $y)) if Arc::ptr_eq($c, c2) => Ok($dev?),
+            (Store::OpenCl(c, x), Store::OpenCl(c2, y)) if Arc::ptr_eq(c, c2) => {
+                Ok(c.$op(x, y, $($arg,)* $($extra)?)?)
+            }
+            (Store::Cuda(c, x), Store::Cuda(c2, y)) if Arc::ptr_eq(c, c2) => {
+                Ok(c.$op(x, y, $($arg,)* $($extra)?)?)
+            }
             _ => Err(Error::mismatch()),
         }
     }};
@@ -57,18 +51,8 @@ pub fn filter2d_u8(
     border: Border<u8>,
     variant: Variant,
 ) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| f::filter2d_u8(
-            &a,
-            b,
-            k,
-            border,
-            &mut scratch(f::filter2d_scratch_len(a.width(), k.size()))
-        ),
-        |c, x, y| c.filter2d_u8(x, y, k, border, variant.into())
-    )
+    let len = f::filter2d_scratch_len(src.width, k.size());
+    unary!(src, dst, f::filter2d_u8(k, border), scratch: len, gpu_only: variant)
 }
 
 /// Dense float convolution of an `f32` image ([`mvision_core::filter::filter2d_f32`]).
@@ -81,18 +65,8 @@ pub fn filter2d_f32(
     border: Border<f32>,
     variant: Variant,
 ) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| f::filter2d_f32(
-            &a,
-            b,
-            k,
-            border,
-            &mut scratch(f::filter2d_scratch_len(a.width(), k.size()))
-        ),
-        |c, x, y| c.filter2d_f32(x, y, k, border, variant.into())
-    )
+    let len = f::filter2d_scratch_len(src.width, k.size());
+    unary!(src, dst, f::filter2d_f32(k, border), scratch: len, gpu_only: variant)
 }
 
 /// Separable fixed-point convolution of a `u8` image ([`mvision_core::filter::sep_filter_u8`]).
@@ -104,22 +78,8 @@ pub fn sep_filter_u8(
     k: &SepKernelQ,
     border: Border<u8>,
 ) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| f::sep_filter_u8(
-            &a,
-            b,
-            k,
-            border,
-            &mut scratch(f::separable_scratch_len(
-                a.width(),
-                k.kx().len(),
-                k.ky().len()
-            ))
-        ),
-        |c, x, y| c.sep_filter_u8(x, y, k, border)
-    )
+    let len = f::separable_scratch_len(src.width, k.kx().len(), k.ky().len());
+    unary!(src, dst, f::sep_filter_u8(k, border), scratch: len)
 }
 
 /// Separable float convolution of an `f32` image ([`mvision_core::filter::sep_filter_f32`]).
@@ -131,22 +91,8 @@ pub fn sep_filter_f32(
     k: &SepKernelF32,
     border: Border<f32>,
 ) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| f::sep_filter_f32(
-            &a,
-            b,
-            k,
-            border,
-            &mut scratch(f::separable_scratch_len(
-                a.width(),
-                k.kx().len(),
-                k.ky().len()
-            ))
-        ),
-        |c, x, y| c.sep_filter_f32(x, y, k, border)
-    )
+    let len = f::separable_scratch_len(src.width, k.kx().len(), k.ky().len());
+    unary!(src, dst, f::sep_filter_f32(k, border), scratch: len)
 }
 
 /// Gaussian blur of a `u8` image with the fixed-point kernel
@@ -185,18 +131,8 @@ pub fn box_blur_u8(
     ksize: usize,
     border: Border<u8>,
 ) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| f::box_blur_u8(
-            &a,
-            b,
-            ksize,
-            border,
-            &mut scratch(f::separable_scratch_len(a.width(), ksize, ksize))
-        ),
-        |c, x, y| c.box_blur_u8(x, y, ksize, border)
-    )
+    let len = f::separable_scratch_len(src.width, ksize, ksize);
+    unary!(src, dst, f::box_blur_u8(ksize, border), scratch: len)
 }
 
 /// Box blur of an `f32` image ([`mvision_core::filter::box_blur_f32`]).
@@ -208,84 +144,75 @@ pub fn box_blur_f32(
     ksize: usize,
     border: Border<f32>,
 ) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| f::box_blur_f32(
-            &a,
-            b,
-            ksize,
-            border,
-            &mut scratch(f::separable_scratch_len(a.width(), ksize, ksize))
-        ),
-        |c, x, y| c.box_blur_f32(x, y, ksize, border)
-    )
+    let len = f::separable_scratch_len(src.width, ksize, ksize);
+    unary!(src, dst, f::box_blur_f32(ksize, border), scratch: len)
 }
 
 /// One Gaussian pyramid level down of a `u8` image ([`mvision_core::pyramid::pyr_down_u8`]).
 ///
 /// Errors: as [`filter2d_u8`].
 pub fn pyr_down_u8(src: &Image<u8>, dst: &mut Image<u8>, border: Border<u8>) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| pyramid::pyr_down_u8(
-            &a,
-            b,
-            border,
-            &mut scratch(pyramid::pyr_down_scratch_len(a.width()))
-        ),
-        |c, x, y| c.pyr_down_u8(x, y, border)
-    )
+    let len = pyramid::pyr_down_scratch_len(src.width);
+    unary!(src, dst, pyramid::pyr_down_u8(border), scratch: len)
 }
 
 /// One Gaussian pyramid level down of an `f32` image ([`mvision_core::pyramid::pyr_down_f32`]).
 ///
 /// Errors: as [`filter2d_u8`].
 pub fn pyr_down_f32(src: &Image<f32>, dst: &mut Image<f32>, border: Border<f32>) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| pyramid::pyr_down_f32(
-            &a,
-            b,
-            border,
-            &mut scratch(pyramid::pyr_down_scratch_len(a.width()))
-        ),
-        |c, x, y| c.pyr_down_f32(x, y, border)
-    )
+    let len = pyramid::pyr_down_scratch_len(src.width);
+    unary!(src, dst, pyramid::pyr_down_f32(border), scratch: len)
 }
 
 /// Bilinear resize of a `u8` image ([`mvision_core::resize::resize_bilinear_u8`]).
 ///
 /// Errors: as [`filter2d_u8`].
 pub fn resize_bilinear_u8(src: &Image<u8>, dst: &mut Image<u8>) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| resize::resize_bilinear_u8(
-            &a,
-            b,
-            &mut scratch(resize::resize_scratch_len(b.width()))
-        ),
-        |c, x, y| c.resize_bilinear_u8(x, y)
-    )
+    let len = resize::resize_scratch_len(dst.width);
+    unary!(src, dst, resize::resize_bilinear_u8(), scratch: len)
 }
 
 /// Bilinear resize of an `f32` image ([`mvision_core::resize::resize_bilinear_f32`]).
 ///
 /// Errors: as [`filter2d_u8`].
 pub fn resize_bilinear_f32(src: &Image<f32>, dst: &mut Image<f32>) -> Result<()> {
-    unary!(
-        src,
-        dst,
-        |a, b| resize::resize_bilinear_f32(
-            &a,
-            b,
-            &mut scratch(resize::resize_scratch_len(b.width()))
-        ),
-        |c, x, y| c.resize_bilinear_f32(x, y)
-    )
+    let len = resize::resize_scratch_len(dst.width);
+    unary!(src, dst, resize::resize_bilinear_f32(), scratch: len)
+}
+
+/// Runs a Sobel operation where its three images live: `cpu` (a core function) on packed host
+/// views, or the driver method `dev` (as named in both drivers) on device images.
+macro_rules! sobel {
+    ($src:expr, $dx:expr, $dy:expr, $border:expr, $cpu:path, $dev:ident) => {{
+        let (w, h) = $src.size();
+        // The core checks `dy` before `dx`.
+        if $dy.size() != (w, h) {
+            return Err(mvision_core::Error::SizeMismatch.into());
+        }
+        let (dxw, dxh) = $dx.size();
+        match (&$src.store, &mut $dx.store, &mut $dy.store) {
+            (Store::Cpu(s), Store::Cpu(gx), Store::Cpu(gy)) => {
+                let a = ImageView::packed(s, w, h)?;
+                let (mut ox, mut oy) = (
+                    ImageViewMut::packed(gx, dxw, dxh)?,
+                    ImageViewMut::packed(gy, w, h)?,
+                );
+                let mut tmp = scratch(f::separable_scratch_len(w, 3, 3));
+                Ok($cpu(&a, &mut ox, &mut oy, $border, &mut tmp)?)
+            }
+            (Store::OpenCl(c, s), Store::OpenCl(c2, gx), Store::OpenCl(c3, gy))
+                if Arc::ptr_eq(c, c2) && Arc::ptr_eq(c, c3) =>
+            {
+                Ok(c.$dev(s, gx, gy, $border)?)
+            }
+            (Store::Cuda(c, s), Store::Cuda(c2, gx), Store::Cuda(c3, gy))
+                if Arc::ptr_eq(c, c2) && Arc::ptr_eq(c, c3) =>
+            {
+                Ok(c.$dev(s, gx, gy, $border)?)
+            }
+            _ => Err(Error::mismatch()),
+        }
+    }};
 }
 
 /// Sobel derivatives of a `u8` image ([`mvision_core::filter::sobel_u8`]).
@@ -297,38 +224,19 @@ pub fn sobel_u8(
     dy: &mut Image<i16>,
     border: Border<u8>,
 ) -> Result<()> {
-    let (w, h) = src.size();
-    if dy.size() != (w, h) {
-        return Err(mvision_core::Error::SizeMismatch.into());
-    }
-    let (dyw, dyh) = dy.size();
-    match (&src.store, &mut dx.store, &mut dy.store) {
-        (Store::Cpu(s), Store::Cpu(gx), Store::Cpu(gy)) => {
-            let a = ImageView::packed(s, w, h)?;
-            let (mut ox, mut oy) = (
-                ImageViewMut::packed(gx, dx.width, dx.height)?,
-                ImageViewMut::packed(gy, dyw, dyh)?,
-            );
-            Ok(f::sobel_u8(
-                &a,
-                &mut ox,
-                &mut oy,
-                border,
-                &mut scratch(f::separable_scratch_len(w, 3, 3)),
-            )?)
-        }
-        (Store::OpenCl(c, s), Store::OpenCl(c2, gx), Store::OpenCl(c3, gy))
-            if Arc::ptr_eq(c, c2) && Arc::ptr_eq(c, c3) =>
-        {
-            Ok(c.sobel_u8(s, gx, gy, border)?)
-        }
-        (Store::Cuda(c, s), Store::Cuda(c2, gx), Store::Cuda(c3, gy))
-            if Arc::ptr_eq(c, c2) && Arc::ptr_eq(c, c3) =>
-        {
-            Ok(c.sobel_u8(s, gx, gy, border)?)
-        }
-        _ => Err(Error::mismatch()),
-    }
+    sobel!(src, dx, dy, border, f::sobel_u8, sobel_u8)
+}
+
+/// Sobel derivatives of an `f32` image ([`mvision_core::filter::sobel_f32`]).
+///
+/// Errors: as [`filter2d_u8`].
+pub fn sobel_f32(
+    src: &Image<f32>,
+    dx: &mut Image<f32>,
+    dy: &mut Image<f32>,
+    border: Border<f32>,
+) -> Result<()> {
+    sobel!(src, dx, dy, border, f::sobel_f32, sobel_f32)
 }
 
 /// Integral image (and optionally the squared one) of a `u8` image
@@ -386,6 +294,25 @@ pub fn integral_u8(
             };
             Ok(c.integral_u8(s, t, q)?)
         }
+        _ => Err(Error::mismatch()),
+    }
+}
+
+/// Copies `src` into `dst` (same size) on their backend: a device-to-device copy on a GPU, the
+/// reference for kernel bandwidth.
+///
+/// Errors: `Invalid(SizeMismatch)`; [`crate::ErrorKind::BackendMismatch`]; driver errors.
+pub fn copy<T: mvision_core::Pixel>(src: &Image<T>, dst: &mut Image<T>) -> Result<()> {
+    if src.size() != dst.size() {
+        return Err(mvision_core::Error::SizeMismatch.into());
+    }
+    match (&src.store, &mut dst.store) {
+        (Store::Cpu(s), Store::Cpu(d)) => {
+            d.copy_from_slice(s);
+            Ok(())
+        }
+        (Store::OpenCl(c, x), Store::OpenCl(c2, y)) if Arc::ptr_eq(c, c2) => Ok(c.copy(x, y)?),
+        (Store::Cuda(c, x), Store::Cuda(c2, y)) if Arc::ptr_eq(c, c2) => Ok(c.copy(x, y)?),
         _ => Err(Error::mismatch()),
     }
 }

@@ -50,20 +50,12 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Invalid(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<mvision_core::Error> for Error {
-    fn from(e: mvision_core::Error) -> Self {
-        Error::Invalid(e)
-    }
-}
+// `std::error::Error`, `From<mvision_core::Error>`, `From<PlanError>`: as in the other driver.
+mvision_kernels::driver_error_conversions!(
+    Error,
+    mvision_kernels::Backend::Cuda,
+    cudaError_enum::CUDA_ERROR_INVALID_VALUE as i32
+);
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = core::result::Result<T, Error>;
@@ -96,5 +88,30 @@ pub(crate) fn check(call: &'static str, status: cudaError_enum) -> Result<()> {
         Ok(())
     } else {
         Err(from_status(call, status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mvision_kernels::plan::{PlanError, Refusal};
+
+    #[test]
+    fn refused_launches_are_invalid_value_errors() {
+        assert_eq!(
+            Error::from(PlanError::Invalid(mvision_core::Error::ZeroSize)),
+            Error::Invalid(mvision_core::Error::ZeroSize)
+        );
+        for refusal in [Refusal::TileWorkGroup, Refusal::TileLocalMemory] {
+            match Error::from(PlanError::Refused(refusal)) {
+                // CUDA_ERROR_INVALID_VALUE
+                Error::Device { call, code: 1 } => assert!(call.contains("tile"), "{call}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(
+            from_status("cuMemAlloc", cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY),
+            Error::OutOfDeviceMemory
+        );
     }
 }

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use cudarc::driver::sys::{self, CUdevice_attribute, CUdeviceptr, CUmemorytype};
 use cudarc::driver::{result, CudaSlice, CudaStream, DevicePtr, PinnedHostSlice};
 use mvision_core::{Error as CoreError, ImageView, ImageViewMut, Pixel};
+use mvision_kernels::plan::{image_len, same_size, Img};
 
 use crate::context::Context;
 use crate::error::{check, driver, Error, Result};
@@ -61,38 +62,19 @@ pub struct DeviceImage<T: Pixel> {
 }
 
 impl<T: Pixel> DeviceImage<T> {
-    /// Width in pixels.
-    pub fn width(&self) -> usize {
-        self.width
-    }
-
-    /// Height in pixels.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-
-    /// `(width, height)` in pixels.
-    pub fn size(&self) -> (usize, usize) {
-        (self.width, self.height)
-    }
-
-    /// Number of pixels (`width · height`).
-    pub fn len(&self) -> usize {
-        self.width * self.height
-    }
-
-    /// Always false: images have at least one pixel (present for symmetry with `len`).
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     /// Whether the image lives in mapped host memory ([`Context::alloc_mapped`]).
     pub fn is_host_mapped(&self) -> bool {
         matches!(self.storage, Storage::Mapped(..))
     }
 
-    pub(crate) fn context_id(&self) -> u64 {
-        self.context_id
+    /// The image as the plans of `mvision_kernels` see it.
+    pub(crate) fn plan_img(&self) -> Img<CUdeviceptr> {
+        Img {
+            buf: self.ptr,
+            width: self.width,
+            height: self.height,
+            context: self.context_id,
+        }
     }
 
     /// Size in bytes.
@@ -128,30 +110,23 @@ fn not_mapped() -> Error {
     Error::Invalid(CoreError::InvalidArgument)
 }
 
-/// Checks a requested image size: positive, and `width · height` elements (and bytes) fit `i32`
-/// and `usize`, as the kernels index with `int`. Returns the size in bytes.
+/// Checks a requested image size ([`image_len`]: positive, fewer than 2³¹ elements, as the
+/// kernels index with `int`) and returns it in bytes.
 fn check_dims<T: Pixel>(width: usize, height: usize) -> core::result::Result<usize, CoreError> {
-    if width == 0 || height == 0 {
-        return Err(CoreError::ZeroSize);
-    }
-    let len = width.checked_mul(height).ok_or(CoreError::Overflow)?;
-    if len > i32::MAX as usize {
-        return Err(CoreError::Overflow);
-    }
-    len.checked_mul(T::FORMAT.bytes())
+    image_len(width, height)?
+        .checked_mul(T::FORMAT.bytes())
         .ok_or(CoreError::Overflow)
 }
 
-/// Checks that two images have the same size, as the core does.
-pub(crate) fn same_size(a: (usize, usize), b: (usize, usize)) -> Result<()> {
-    if a == b {
-        Ok(())
-    } else {
-        Err(Error::Invalid(CoreError::SizeMismatch))
-    }
-}
-
 impl Context {
+    /// Refuses images that another context allocated: their work is ordered on another stream
+    /// (or lives on another device), so this one cannot use them safely.
+    ///
+    /// Errors: [`Error::Invalid`] (`InvalidArgument`).
+    fn owns<T: Pixel>(&self, img: &DeviceImage<T>) -> Result<()> {
+        Ok(self.planner().owns(img.context_id)?)
+    }
+
     fn image<T: Pixel>(
         &self,
         storage: Storage,
@@ -164,7 +139,7 @@ impl Context {
             ptr,
             width: w,
             height: h,
-            context_id: self.id,
+            context_id: self.planner().context(),
             _pixel: PhantomData,
         }
     }
@@ -380,6 +355,9 @@ pub struct MappedImage<'a, T: Pixel> {
     staging: Option<Vec<T>>,
 }
 
+// `width`, `height`, `size`, `len`, `is_empty`, `view` and `view_mut`, as in the other driver.
+mvision_kernels::device_image_accessors!(DeviceImage, MappedImage);
+
 impl<T: Pixel> MappedImage<'_, T> {
     /// The pixels, row-major and packed (`width · height` elements).
     pub fn as_slice(&self) -> &[T] {
@@ -396,19 +374,6 @@ impl<T: Pixel> MappedImage<'_, T> {
             Some(v) => v,
             None => self.image.host_pixels_mut().unwrap_or(&mut []),
         }
-    }
-
-    /// A packed read-only view of the pixels.
-    pub fn view(&self) -> ImageView<'_, T> {
-        let (w, h) = self.image.size();
-        ImageView::packed(self.as_slice(), w, h).expect("a mapped image holds w·h > 0 pixels")
-    }
-
-    /// A packed writable view of the pixels.
-    pub fn view_mut(&mut self) -> ImageViewMut<'_, T> {
-        let (w, h) = self.image.size();
-        ImageViewMut::packed(self.as_mut_slice(), w, h)
-            .expect("a mapped image holds w·h > 0 pixels")
     }
 
     /// Ends the map, writing a staged copy back (operations queued afterwards see the writes).

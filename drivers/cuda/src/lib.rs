@@ -17,7 +17,9 @@
 //!   `(KernelSet, Tile)`, and [`DeviceImage`]s in device memory or in mapped (zero-copy) host
 //!   memory. Its operations mirror `mvision-core` and the OpenCL driver (`kernels/SPEC.md`):
 //!   validated exactly like the core (same [`mvision_core::Error`] in [`Error::Invalid`]), then
-//!   enqueued; [`Context::download`], [`Context::map`] and [`Context::sync`] wait.
+//!   enqueued; [`Context::download`], [`Context::map`] and [`Context::sync`] wait. Their
+//!   checks, argument lists and launch geometry are `mvision_kernels::plan`'s, shared with the
+//!   OpenCL driver; this crate binds each planned launch to a CUDA function and launches it.
 //!
 //! ```no_run
 //! use mvision_core::{Border, ImageView, ImageViewMut};
@@ -71,5 +73,4 @@ pub use context::{Context, DEVICE_ENV};
 pub use device::{devices, DeviceInfo};
 pub use error::{Error, Result};
 pub use image::{DeviceImage, MappedImage};
-pub use mvision_kernels::{KernelSet, Tile};
-pub use ops::Variant;
+pub use mvision_kernels::{KernelSet, Tile, Variant};

@@ -113,22 +113,13 @@ pub fn target_for(cc: (u32, u32)) -> Result<Target> {
 ///
 /// Errors: as [`compile`].
 pub fn compile_kernel_set(set: KernelSet, tile: Tile, target: Target) -> Result<Compiled> {
-    let tile = program_tile(set, tile);
+    let tile = set.program_tile(tile);
     compile(
         &format!("mv_{}_{}x{}.cu", set.name(), tile.w, tile.h),
         &mvision_kernels::source(set, Backend::Cuda),
         target,
         &mvision_kernels::build_option_list(tile, Backend::Cuda),
     )
-}
-
-/// The tile a program of `set` is built (and cached) with.
-pub(crate) fn program_tile(set: KernelSet, tile: Tile) -> Tile {
-    if set.uses_tile() {
-        tile
-    } else {
-        Tile::DEFAULT
-    }
 }
 
 /// Compiles `source` (named `name` in errors) for `target`, with `options` passed to NVRTC as

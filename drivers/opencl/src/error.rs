@@ -9,9 +9,9 @@
 use core::fmt;
 
 use opencl3::error_codes::{
-    error_text, ClError, CL_DEVICE_NOT_FOUND, CL_MEM_OBJECT_ALLOCATION_FAILURE,
-    CL_OUT_OF_HOST_MEMORY, CL_OUT_OF_RESOURCES, CL_PLATFORM_NOT_FOUND_KHR,
-    DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED,
+    error_text, ClError, CL_DEVICE_NOT_FOUND, CL_INVALID_WORK_GROUP_SIZE,
+    CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_HOST_MEMORY, CL_OUT_OF_RESOURCES,
+    CL_PLATFORM_NOT_FOUND_KHR, DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED,
 };
 
 /// What went wrong in an OpenCL driver call.
@@ -93,20 +93,12 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Invalid(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<mvision_core::Error> for Error {
-    fn from(e: mvision_core::Error) -> Self {
-        Error::Invalid(e)
-    }
-}
+// `std::error::Error`, `From<mvision_core::Error>`, `From<PlanError>`: as in the other driver.
+mvision_kernels::driver_error_conversions!(
+    Error,
+    mvision_kernels::Backend::OpenCl,
+    CL_INVALID_WORK_GROUP_SIZE
+);
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = core::result::Result<T, Error>;
@@ -114,6 +106,7 @@ pub type Result<T> = core::result::Result<T, Error>;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mvision_kernels::plan::{PlanError, Refusal};
     use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_INVALID_VALUE};
 
     #[test]
@@ -148,5 +141,17 @@ mod tests {
             Error::from(mvision_core::Error::SizeMismatch),
             Error::Invalid(mvision_core::Error::SizeMismatch)
         );
+        assert_eq!(
+            Error::from(PlanError::Invalid(mvision_core::Error::ZeroSize)),
+            Error::Invalid(mvision_core::Error::ZeroSize)
+        );
+        for refusal in [Refusal::TileWorkGroup, Refusal::TileLocalMemory] {
+            let e = Error::from(PlanError::Refused(refusal));
+            assert!(
+                matches!(e, Error::Device { call, code: CL_INVALID_WORK_GROUP_SIZE } if call.contains("tile")),
+                "{e:?}"
+            );
+            assert!(e.to_string().contains("CL_INVALID_WORK_GROUP_SIZE"), "{e}");
+        }
     }
 }

@@ -18,13 +18,14 @@ use std::mem::{align_of, size_of};
 use std::ptr;
 
 use mvision_core::{ImageView, ImageViewMut, Pixel};
+use mvision_kernels::plan::{image_len, same_size, Img};
 use opencl3::error_codes::CL_INVALID_VALUE;
 use opencl3::memory::{
     Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
 };
 use opencl3::types::{cl_map_flags, cl_mem, cl_mem_flags, CL_BLOCKING};
 
-use crate::context::{Arg, Context};
+use crate::context::Context;
 use crate::error::{Error, Result};
 
 /// A `width × height` single-channel image in device memory (packed rows).
@@ -43,51 +44,19 @@ pub struct DeviceImage<T: Pixel> {
 }
 
 impl<T: Pixel> DeviceImage<T> {
-    /// Width in pixels.
-    pub fn width(&self) -> usize {
-        self.width
-    }
-
-    /// Height in pixels.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-
-    /// `(width, height)` in pixels.
-    pub fn size(&self) -> (usize, usize) {
-        (self.width, self.height)
-    }
-
-    /// Number of pixels (`width · height`, also the row pitch times the height).
-    pub fn len(&self) -> usize {
-        self.width * self.height
-    }
-
-    /// Always false: images have at least one pixel (present for API symmetry with `len`).
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     /// Whether the image was allocated in host-visible memory ([`Context::alloc_mapped`]).
     pub fn is_host_mapped(&self) -> bool {
         self.host_mapped
     }
 
-    pub(crate) fn arg(&self) -> Arg {
-        Arg::Mem(self.buffer.get())
-    }
-
-    /// The row pitch in elements, as the kernels' `int` stride argument (fits: see `alloc`).
-    pub(crate) fn stride_arg(&self) -> Arg {
-        Arg::I32(self.width as i32)
-    }
-
-    pub(crate) fn w_arg(&self) -> Arg {
-        Arg::I32(self.width as i32)
-    }
-
-    pub(crate) fn h_arg(&self) -> Arg {
-        Arg::I32(self.height as i32)
+    /// The image as the plans of `mvision_kernels` see it.
+    pub(crate) fn plan_img(&self) -> Img<cl_mem> {
+        Img {
+            buf: self.buffer.get(),
+            width: self.width,
+            height: self.height,
+            context: self.context_id,
+        }
     }
 
     fn bytes(&self) -> usize {
@@ -124,13 +93,7 @@ impl Context {
         flags: cl_mem_flags,
         host_mapped: bool,
     ) -> Result<DeviceImage<T>> {
-        if width == 0 || height == 0 {
-            return Err(mvision_core::Error::ZeroSize.into());
-        }
-        let len = width
-            .checked_mul(height)
-            .filter(|&n| n <= i32::MAX as usize)
-            .ok_or(mvision_core::Error::Overflow)?;
+        let len = image_len(width, height)?;
         if (len * size_of::<T>()) as u64 > self.info().max_alloc_bytes {
             return Err(Error::OutOfDeviceMemory);
         }
@@ -143,17 +106,13 @@ impl Context {
             width,
             height,
             host_mapped,
-            context_id: self.id(),
+            context_id: self.planner().context(),
         })
     }
 
     /// Checks that `image` belongs to this context.
-    pub(crate) fn own<T: Pixel>(&self, image: &DeviceImage<T>) -> Result<()> {
-        if image.context_id == self.id() {
-            Ok(())
-        } else {
-            Err(mvision_core::Error::InvalidArgument.into())
-        }
+    fn own<T: Pixel>(&self, image: &DeviceImage<T>) -> Result<()> {
+        Ok(self.planner().owns(image.context_id)?)
     }
 
     /// Copies the host view `src` into `dst` and returns when `src` may be reused.
@@ -323,14 +282,6 @@ impl Context {
     }
 }
 
-pub(crate) fn same_size(a: (usize, usize), b: (usize, usize)) -> Result<()> {
-    if a == b {
-        Ok(())
-    } else {
-        Err(mvision_core::Error::SizeMismatch.into())
-    }
-}
-
 /// A device image mapped into host memory by [`Context::map`]: its pixels as packed host views.
 /// Unmapped when dropped or by [`MappedImage::unmap`], which reports errors.
 pub struct MappedImage<'a, T: Pixel> {
@@ -339,6 +290,9 @@ pub struct MappedImage<'a, T: Pixel> {
     ptr: *mut T,
     _pixels: PhantomData<&'a mut [T]>,
 }
+
+// `width`, `height`, `size`, `len`, `is_empty`, `view` and `view_mut`, as in the other driver.
+mvision_kernels::device_image_accessors!(DeviceImage, MappedImage);
 
 impl<T: Pixel> MappedImage<'_, T> {
     /// The pixels, row-major and packed (`width · height` elements).
@@ -352,19 +306,6 @@ impl<T: Pixel> MappedImage<'_, T> {
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as `as_slice`; `&mut self` makes this the only access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.image.len()) }
-    }
-
-    /// A packed read-only view of the pixels.
-    pub fn view(&self) -> ImageView<'_, T> {
-        let (w, h) = self.image.size();
-        ImageView::packed(self.as_slice(), w, h).expect("a mapped image holds w·h > 0 pixels")
-    }
-
-    /// A packed writable view of the pixels.
-    pub fn view_mut(&mut self) -> ImageViewMut<'_, T> {
-        let (w, h) = self.image.size();
-        ImageViewMut::packed(self.as_mut_slice(), w, h)
-            .expect("a mapped image holds w·h > 0 pixels")
     }
 
     /// Hands the memory back to the device (operations enqueued afterwards see the writes).

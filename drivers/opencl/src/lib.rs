@@ -17,7 +17,9 @@
 //!   [`Context::map`]) on unified-memory devices.
 //! * Operations ([`Context::filter2d_u8`] and the rest): validated exactly like the core (same
 //!   [`mvision_core::Error`] in [`Error::Invalid`]) before anything is enqueued, then enqueued
-//!   asynchronously; [`Context::download`], [`Context::map`] and [`Context::sync`] wait.
+//!   asynchronously; [`Context::download`], [`Context::map`] and [`Context::sync`] wait. Their
+//!   checks, argument lists and launch geometry are `mvision_kernels::plan`'s, shared with the
+//!   CUDA driver; this crate binds each planned launch to an OpenCL kernel and enqueues it.
 //!
 //! ```no_run
 //! use mvision_core::{Border, ImageView, ImageViewMut};
@@ -38,16 +40,14 @@
 mod context;
 pub mod device;
 mod error;
-mod filter;
 mod image;
-mod imgproc;
+mod ops;
 
 pub use context::{Context, DEVICE_ENV};
 pub use device::{devices, DeviceInfo, DeviceKind};
 pub use error::{Error, Result};
-pub use filter::Variant;
 pub use image::{DeviceImage, MappedImage};
-pub use mvision_kernels::{KernelSet, Tile};
+pub use mvision_kernels::{KernelSet, Tile, Variant};
 
 #[cfg(test)]
 mod tests {

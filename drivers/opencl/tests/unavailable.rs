@@ -19,6 +19,8 @@ fn run_child(test: &str, env: &[(&str, &Path)], expect: &str) {
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(CHILD_EXPECTS, expect)
         .env_remove("OPENCL_DYLIB_PATH")
+        // ocl-icd loads these ICDs whatever OCL_ICD_VENDORS says (the GPU runner sets it).
+        .env_remove("OCL_ICD_FILENAMES")
         .envs(env.iter().copied())
         .output()
         .unwrap();

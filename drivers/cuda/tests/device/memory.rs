@@ -1,12 +1,10 @@
-//! Buffers, transfers, mapped (zero-copy) images, and argument checks identical to the core.
+//! Device attributes, device-to-device copies, mapped (zero-copy) and staged maps, the
+//! transfers' own checks, images of a foreign context, NVRTC logs.
 
-use mvision_core::filter::{
-    box_blur_u8, filter2d_scratch_len, filter2d_u8, separable_scratch_len, Kernel2dQ,
-};
-use mvision_core::integral::integral_u8;
-use mvision_core::pyramid::{pyr_down_scratch_len, pyr_down_u8};
-use mvision_core::Error as CoreError;
-use mvision_cuda::Error;
+use mvision_core::filter::{filter2d_scratch_len, filter2d_u8, Kernel2dQ};
+use mvision_core::{Border, Error as CoreError};
+use mvision_cuda::{Error, KernelSet, Tile, Variant};
+use mvision_kernels::testing::{assert_exact, random_f32, random_u8, HostImage, Rng};
 
 use super::*;
 
@@ -25,29 +23,6 @@ fn device_info_is_plausible() {
 }
 
 #[test]
-fn strided_round_trip_leaves_row_gaps_alone() {
-    let Some(ctx) = gpu("strided_round_trip_leaves_row_gaps_alone") else {
-        return;
-    };
-    let mut rng = Rng::new(30);
-    for &(w, h) in SIZES {
-        for _ in 0..3 {
-            let host = Host::from_fn(&mut rng, w, h, 0u16, |r| r.next_u64() as u16);
-            let img = upload(&ctx, &host);
-            let mut back = Host::from_fn(&mut rng, w, h, 0xBEEF, |_| 0xBEEF);
-            let gaps_before: Vec<u16> = back.buf.clone();
-            ctx.download(&img, &mut back.view_mut()).unwrap();
-            assert_exact(&back.pixels(), &host.pixels(), w, &format!("u16 {w}x{h}"));
-            for (i, (&b, &g)) in back.buf.iter().zip(&gaps_before).enumerate() {
-                if i % back.stride >= w {
-                    assert_eq!(b, g, "download wrote into a row gap at {i}");
-                }
-            }
-        }
-    }
-}
-
-#[test]
 fn device_to_device_copy_and_mapped_images() {
     let Some(ctx) = gpu("device_to_device_copy_and_mapped_images") else {
         return;
@@ -62,10 +37,10 @@ fn device_to_device_copy_and_mapped_images() {
     assert!(mapped.is_host_mapped() && !src.is_host_mapped());
     ctx.copy(&src, &mut mapped).unwrap();
     let seen = ctx.map(&mut mapped).unwrap().as_slice().to_vec();
-    assert_exact(&seen, &host.pixels(), w, "dtod into mapped");
+    assert_exact(&seen, &host.packed(), w, "dtod into mapped");
     let mut dev = ctx.alloc::<u8>(w, h).unwrap();
     ctx.copy(&mapped, &mut dev).unwrap();
-    assert_exact(&download(&ctx, &dev), &host.pixels(), w, "dtod from mapped");
+    assert_exact(&download(&ctx, &dev), &host.packed(), w, "dtod from mapped");
 
     // The CPU writes the input in place, kernels read and write mapped memory.
     let mut input = ctx.alloc_mapped::<u8>(w, h).unwrap();
@@ -79,7 +54,7 @@ fn device_to_device_copy_and_mapped_images() {
     }
     let mut output = ctx.alloc_mapped::<u8>(w, h).unwrap();
     let kernel = Kernel2dQ::new(3, &[1, 2, 1, 2, 4, 2, 1, 2, 1], 4).unwrap();
-    let mut want = Host::filled(&mut rng, w, h, 0u8);
+    let mut want = HostImage::filled(&mut rng, w, h, 0u8);
     let mut scratch = vec![0; filter2d_scratch_len(w, 3)];
     filter2d_u8(
         &host.view(),
@@ -95,13 +70,13 @@ fn device_to_device_copy_and_mapped_images() {
         let got = ctx.map(&mut output).unwrap().view().as_slice().to_vec();
         assert_exact(
             &got,
-            &want.pixels(),
+            &want.packed(),
             w,
             &format!("filter on mapped images, {variant:?}"),
         );
         assert_exact(
             &download(&ctx, &output),
-            &want.pixels(),
+            &want.packed(),
             w,
             "download of a mapped image",
         );
@@ -110,10 +85,24 @@ fn device_to_device_copy_and_mapped_images() {
     ctx.upload(&host.view(), &mut re).unwrap();
     assert_exact(
         &download(&ctx, &re),
-        &host.pixels(),
+        &host.packed(),
         w,
         "upload into a mapped image",
     );
+
+    // The driver's own size checks (the runtime checks before it calls them); nothing written.
+    let mismatch = Err(Error::Invalid(CoreError::SizeMismatch));
+    let sentinel = HostImage::new(8, 6, 8, 77u8, || 77);
+    let mut wrong = upload(&ctx, &sentinel);
+    let src = upload(&ctx, &random_u8(&mut rng, 9, 6));
+    assert_eq!(ctx.copy(&src, &mut wrong), mismatch);
+    let mut small = HostImage::filled(&mut rng, 9, 5, 0u8);
+    assert_eq!(ctx.download(&src, &mut small.view_mut()), mismatch);
+    assert_eq!(
+        ctx.upload(&small.view(), &mut ctx.alloc(9, 6).unwrap()),
+        mismatch
+    );
+    assert_eq!(download(&ctx, &wrong), sentinel.data);
 }
 
 #[test]
@@ -126,11 +115,11 @@ fn map_of_a_device_image_writes_back() {
     let mut img = upload(&ctx, &host);
     {
         let mut m = ctx.map(&mut img).unwrap();
-        assert_eq!(m.as_slice(), &host.pixels()[..]);
+        assert_eq!(m.as_slice(), &host.packed()[..]);
         m.as_mut_slice()[0] = 42.0;
         // Dropped without `unmap`: the write-back still happens.
     }
-    let mut want = host.pixels();
+    let mut want = host.packed();
     want[0] = 42.0;
     assert_eq!(download(&ctx, &img), want);
     let mut m = ctx.map(&mut img).unwrap();
@@ -138,134 +127,6 @@ fn map_of_a_device_image_writes_back() {
     m.unmap().unwrap();
     want[12 * 17 + 16] = -1.0;
     assert_eq!(download(&ctx, &img), want);
-}
-
-#[test]
-fn sizes_are_checked_like_the_core() {
-    let Some(ctx) = gpu("sizes_are_checked_like_the_core") else {
-        return;
-    };
-    let mut rng = Rng::new(32);
-    let inv = |e: CoreError| Err::<(), _>(Error::Invalid(e));
-
-    // Allocation: zero sizes, more than i32::MAX elements.
-    assert_eq!(
-        ctx.alloc::<u8>(0, 5).unwrap_err(),
-        Error::Invalid(CoreError::ZeroSize)
-    );
-    assert_eq!(
-        ctx.alloc::<u8>(1 << 16, 1 << 15).unwrap_err(),
-        Error::Invalid(CoreError::Overflow)
-    );
-
-    let host = random_u8(&mut rng, 9, 7);
-    let src = upload(&ctx, &host);
-    let mut wrong = ctx.alloc::<u8>(9, 6).unwrap();
-    let mut cpu_wrong = Host::filled(&mut rng, 9, 6, 0u8);
-    let k3 = Kernel2dQ::new(3, &[0, 0, 0, 0, 1, 0, 0, 0, 0], 0).unwrap();
-
-    // Same error as the core for the same mistake.
-    let mut scratch = vec![0; filter2d_scratch_len(9, 15)];
-    let core = filter2d_u8(
-        &host.view(),
-        &mut cpu_wrong.view_mut(),
-        &k3,
-        Border::Replicate,
-        &mut scratch,
-    );
-    assert_eq!(core, Err(CoreError::SizeMismatch));
-    for variant in VARIANTS.iter().copied() {
-        let gpu = ctx.filter2d_u8(&src, &mut wrong, &k3, Border::Replicate, variant);
-        assert_eq!(gpu, inv(CoreError::SizeMismatch));
-    }
-    let mut scratch = vec![0; separable_scratch_len(9, 15, 15)];
-    for ksize in [0, 4, 17] {
-        let mut ok = Host::filled(&mut rng, 9, 7, 0u8);
-        let core = box_blur_u8(
-            &host.view(),
-            &mut ok.view_mut(),
-            ksize,
-            Border::Replicate,
-            &mut scratch,
-        );
-        let mut dst = ctx.alloc::<u8>(9, 7).unwrap();
-        let gpu = ctx.box_blur_u8(&src, &mut dst, ksize, Border::Replicate);
-        assert_eq!(gpu, core.map_err(Error::Invalid), "box ksize {ksize}");
-        assert!(gpu.is_err());
-    }
-    let mut scratch = vec![0; pyr_down_scratch_len(9)];
-    let core = pyr_down_u8(
-        &host.view(),
-        &mut cpu_wrong.view_mut(),
-        Border::Replicate,
-        &mut scratch,
-    );
-    let gpu = ctx.pyr_down_u8(&src, &mut wrong, Border::Replicate);
-    assert_eq!(gpu, core.map_err(Error::Invalid));
-    assert!(gpu.is_err());
-
-    let mut cpu_sum = Host::filled(&mut rng, 10, 7, 0u32);
-    let mut sum = ctx.alloc::<u32>(10, 7).unwrap();
-    let core = integral_u8(&host.view(), &mut cpu_sum.view_mut(), None);
-    assert_eq!(
-        ctx.integral_u8(&src, &mut sum, None),
-        core.map_err(Error::Invalid)
-    );
-    assert_eq!(core, Err(CoreError::SizeMismatch));
-
-    let (mut dx, mut dy) = (
-        ctx.alloc::<i16>(9, 7).unwrap(),
-        ctx.alloc::<i16>(8, 7).unwrap(),
-    );
-    assert_eq!(
-        ctx.sobel_u8(&src, &mut dx, &mut dy, Border::Replicate),
-        inv(CoreError::SizeMismatch)
-    );
-
-    let mut small = Host::filled(&mut rng, 9, 6, 0u8);
-    assert_eq!(
-        ctx.upload(&small.view(), &mut ctx.alloc(9, 7).unwrap()),
-        inv(CoreError::SizeMismatch)
-    );
-    assert_eq!(
-        ctx.download(&src, &mut small.view_mut()),
-        inv(CoreError::SizeMismatch)
-    );
-    assert_eq!(ctx.copy(&src, &mut wrong), inv(CoreError::SizeMismatch));
-}
-
-#[test]
-fn tiles_the_device_cannot_run_are_refused() {
-    let Some(ctx) = gpu("tiles_the_device_cannot_run_are_refused") else {
-        return;
-    };
-    let src = ctx.alloc::<u8>(16, 16).unwrap();
-    let mut dst = ctx.alloc::<u8>(16, 16).unwrap();
-    let k = Kernel2dQ::new(1, &[1], 0).unwrap();
-    let run = |w, h, dst: &mut DeviceImage<u8>| {
-        ctx.filter2d_u8(&src, dst, &k, Border::Replicate, Variant::Tiled { w, h })
-    };
-    for (w, h) in [(0, 4), (4, 0)] {
-        assert_eq!(
-            run(w, h, &mut dst),
-            Err(Error::Invalid(CoreError::ZeroSize))
-        );
-    }
-    for (w, h) in [(64, 64), (2048, 1), (1, 2048)] {
-        assert!(
-            matches!(run(w, h, &mut dst), Err(Error::Device { code: 1, .. })),
-            "tile {w}x{h}"
-        );
-    }
-    // Odd tiles that fit are fine, and so is compiling ahead.
-    run(7, 3, &mut dst).unwrap();
-    ctx.prepare(
-        mvision_cuda::KernelSet::Filter,
-        mvision_cuda::Tile::new(32, 32),
-    )
-    .unwrap();
-    assert_eq!(ctx.default_tile(), mvision_cuda::Tile::DEFAULT);
-    ctx.sync().unwrap();
 }
 
 #[test]
@@ -282,6 +143,13 @@ fn a_compile_error_on_the_device_carries_the_log() {
         }
         other => panic!("expected KernelBuild, got {other:?}"),
     }
+    // The library's own programs compile ahead of use, for any tile the device can run.
+    assert_eq!(ctx.default_tile(), Tile::DEFAULT);
+    for set in KernelSet::ALL {
+        ctx.prepare(set, ctx.default_tile()).unwrap();
+    }
+    ctx.prepare(KernelSet::Filter, Tile::new(32, 32)).unwrap();
+    ctx.sync().unwrap();
 }
 
 #[test]
@@ -292,9 +160,8 @@ fn images_of_another_context_are_refused() {
     let b = Context::new(a.info().index).unwrap();
     let img_a = a.alloc::<u8>(4, 4).unwrap();
     let mut img_b = b.alloc::<u8>(4, 4).unwrap();
-    let foreign = |r: mvision_cuda::Result<()>| {
-        matches!(r, Err(Error::Invalid(mvision_core::Error::InvalidArgument)))
-    };
+    let foreign =
+        |r: mvision_cuda::Result<()>| matches!(r, Err(Error::Invalid(CoreError::InvalidArgument)));
     assert!(foreign(b.copy(&img_a, &mut img_b)));
     assert!(foreign(a.box_blur_u8(
         &img_a,

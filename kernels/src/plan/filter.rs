@@ -1,0 +1,339 @@
+//! Plans of the linear filters (`kernels/common/filter.h`): dense (naive or tiled), separable
+//! (and the box and Gaussian blurs built on it) and Sobel.
+
+use mvision_core::filter::{
+    gaussian_kernel_f32, gaussian_kernel_q, Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ,
+    MAX_KERNEL_SIZE,
+};
+use mvision_core::{Border, Error as CoreError};
+
+use super::{
+    border_f32, border_u8, same_size, table_f32, table_i32, Arg, Img, Launch, PlanError, Planner,
+    Variant,
+};
+use crate::{names, KernelSet};
+
+const ONES_I32: [i32; MAX_KERNEL_SIZE] = [1; MAX_KERNEL_SIZE];
+const ONES_F32: [f32; MAX_KERNEL_SIZE] = [1.0; MAX_KERNEL_SIZE];
+
+/// The box size check of `mvision_core::filter::box_blur_*`.
+fn check_box(ksize: usize) -> Result<(), CoreError> {
+    if ksize == 0 {
+        Err(CoreError::ZeroSize)
+    } else if ksize % 2 == 0 || ksize > MAX_KERNEL_SIZE {
+        Err(CoreError::InvalidKernel)
+    } else {
+        Ok(())
+    }
+}
+
+/// The parts of a dense filter that differ between `u8` and `f32`.
+struct Dense<B> {
+    /// `[naive, tiled]` kernel names.
+    names: [&'static str; 2],
+    coeffs: Arg<B>,
+    ksize: usize,
+    /// `Some(shift)` for the fixed-point kernel (the float kernel has no shift argument).
+    shift: Option<u32>,
+    border: [Arg<B>; 2],
+}
+
+/// The parts of a separable filter that differ between `u8` and `f32`.
+struct Separable<B> {
+    name: &'static str,
+    kx: (Arg<B>, usize),
+    ky: (Arg<B>, usize),
+    /// What follows `ky_len`: `shift, finish, area` (`u8`) or `scale` (`f32`).
+    finish: Vec<Arg<B>>,
+    border: [Arg<B>; 2],
+}
+
+impl Planner {
+    /// `mv_filter2d_u8_*`, as `mvision_core::filter::filter2d_u8`.
+    ///
+    /// Errors: `Invalid(InvalidArgument)` for an image of another context;
+    /// `Invalid(SizeMismatch)` unless `dst` is `src`'s size; for [`Variant::Tiled`],
+    /// `Invalid(ZeroSize)` for a zero tile side and a [`super::Refusal`] for a tile beyond the
+    /// device's limits.
+    pub fn filter2d_u8<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        kernel: &Kernel2dQ,
+        border: Border<u8>,
+        variant: Variant,
+    ) -> Result<Launch<B>, PlanError> {
+        let dense = Dense {
+            names: [names::FILTER2D_U8_NAIVE, names::FILTER2D_U8_TILED],
+            coeffs: table_i32(kernel.coeffs()),
+            ksize: kernel.size(),
+            shift: Some(kernel.shift()),
+            border: border_u8(border),
+        };
+        self.dense(src, dst, dense, variant)
+    }
+
+    /// `mv_filter2d_f32_*`, as `mvision_core::filter::filter2d_f32`.
+    ///
+    /// Errors: as [`Planner::filter2d_u8`].
+    pub fn filter2d_f32<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        kernel: &Kernel2dF32,
+        border: Border<f32>,
+        variant: Variant,
+    ) -> Result<Launch<B>, PlanError> {
+        let dense = Dense {
+            names: [names::FILTER2D_F32_NAIVE, names::FILTER2D_F32_TILED],
+            coeffs: table_f32(kernel.coeffs()),
+            ksize: kernel.size(),
+            shift: None,
+            border: border_f32(border),
+        };
+        self.dense(src, dst, dense, variant)
+    }
+
+    fn dense<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        dense: Dense<B>,
+        variant: Variant,
+    ) -> Result<Launch<B>, PlanError> {
+        self.owns_all([&src, &dst])?;
+        same_size(src.size(), dst.size())?;
+        let tile = self.variant_tile(variant)?;
+        let name = dense.names[usize::from(variant != Variant::Naive)];
+        let mut args = Vec::with_capacity(11);
+        args.extend(src.data());
+        args.extend(dst.data());
+        args.extend(src.dims());
+        args.push(dense.coeffs);
+        args.push(Arg::I32(dense.ksize as i32));
+        if let Some(shift) = dense.shift {
+            args.push(Arg::I32(shift as i32));
+        }
+        args.extend(dense.border);
+        Ok(self.launch_2d(KernelSet::Filter, tile, name, args, src.size()))
+    }
+
+    /// `mv_sep_filter_u8_tiled` with the rounding shift, as
+    /// `mvision_core::filter::sep_filter_u8`.
+    ///
+    /// Errors: `Invalid(InvalidArgument)` for an image of another context;
+    /// `Invalid(SizeMismatch)` unless `dst` is `src`'s size.
+    pub fn sep_filter_u8<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        kernel: &SepKernelQ,
+        border: Border<u8>,
+    ) -> Result<Launch<B>, PlanError> {
+        self.owns_all([&src, &dst])?;
+        same_size(src.size(), dst.size())?;
+        Ok(self.sep_u8(
+            src,
+            dst,
+            kernel.kx(),
+            kernel.ky(),
+            kernel.shift(),
+            None,
+            border,
+        ))
+    }
+
+    /// `mv_sep_filter_f32_tiled` with scale 1, as `mvision_core::filter::sep_filter_f32`.
+    ///
+    /// Errors: as [`Planner::sep_filter_u8`].
+    pub fn sep_filter_f32<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        kernel: &SepKernelF32,
+        border: Border<f32>,
+    ) -> Result<Launch<B>, PlanError> {
+        self.owns_all([&src, &dst])?;
+        same_size(src.size(), dst.size())?;
+        Ok(self.sep_f32(src, dst, kernel.kx(), kernel.ky(), 1.0, border))
+    }
+
+    /// `mv_sep_filter_u8_tiled` with the box finish (exact sum, rounded division by
+    /// `ksize²`), as `mvision_core::filter::box_blur_u8`.
+    ///
+    /// Errors: `Invalid(InvalidArgument)` for an image of another context; `Invalid(ZeroSize)`
+    /// / `Invalid(InvalidKernel)` for a bad `ksize`, then `Invalid(SizeMismatch)`.
+    pub fn box_blur_u8<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        ksize: usize,
+        border: Border<u8>,
+    ) -> Result<Launch<B>, PlanError> {
+        self.owns_all([&src, &dst])?;
+        check_box(ksize)?;
+        same_size(src.size(), dst.size())?;
+        let ones = &ONES_I32[..ksize];
+        let area = (ksize * ksize) as i32;
+        Ok(self.sep_u8(src, dst, ones, ones, 0, Some(area), border))
+    }
+
+    /// `mv_sep_filter_f32_tiled` with scale `1/ksize²` (rounded to `f32` as the CPU rounds it),
+    /// as `mvision_core::filter::box_blur_f32`.
+    ///
+    /// Errors: as [`Planner::box_blur_u8`].
+    pub fn box_blur_f32<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        ksize: usize,
+        border: Border<f32>,
+    ) -> Result<Launch<B>, PlanError> {
+        self.owns_all([&src, &dst])?;
+        check_box(ksize)?;
+        same_size(src.size(), dst.size())?;
+        let ones = &ONES_F32[..ksize];
+        let inv = 1.0 / (ksize * ksize) as f32;
+        Ok(self.sep_f32(src, dst, ones, ones, inv, border))
+    }
+
+    /// The separable filter of `mvision_core::filter::gaussian_kernel_q(ksize, sigma_px)`, as
+    /// `mvision_core::filter::gaussian_blur_u8`.
+    ///
+    /// Errors: those of `gaussian_kernel_q`, then as [`Planner::sep_filter_u8`].
+    pub fn gaussian_blur_u8<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        ksize: usize,
+        sigma_px: f32,
+        border: Border<u8>,
+    ) -> Result<Launch<B>, PlanError> {
+        let kernel = gaussian_kernel_q(ksize, sigma_px)?;
+        self.sep_filter_u8(src, dst, &kernel, border)
+    }
+
+    /// The separable filter of `mvision_core::filter::gaussian_kernel_f32(ksize, sigma_px)`,
+    /// as `mvision_core::filter::gaussian_blur_f32`.
+    ///
+    /// Errors: those of `gaussian_kernel_f32`, then as [`Planner::sep_filter_f32`].
+    pub fn gaussian_blur_f32<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        ksize: usize,
+        sigma_px: f32,
+        border: Border<f32>,
+    ) -> Result<Launch<B>, PlanError> {
+        let kernel = gaussian_kernel_f32(ksize, sigma_px)?;
+        self.sep_filter_f32(src, dst, &kernel, border)
+    }
+
+    /// `mv_sep_filter_u8_tiled`: `box_area` selects the box finish, else the rounding shift.
+    #[allow(clippy::too_many_arguments)]
+    fn sep_u8<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        kx: &[i32],
+        ky: &[i32],
+        shift: u32,
+        box_area: Option<i32>,
+        border: Border<u8>,
+    ) -> Launch<B> {
+        let sep = Separable {
+            name: names::SEP_FILTER_U8_TILED,
+            kx: (table_i32(kx), kx.len()),
+            ky: (table_i32(ky), ky.len()),
+            finish: vec![
+                Arg::I32(shift as i32),
+                Arg::I32(i32::from(box_area.is_some())),
+                Arg::I32(box_area.unwrap_or(1)),
+            ],
+            border: border_u8(border),
+        };
+        self.separable(src, dst, sep)
+    }
+
+    /// `mv_sep_filter_f32_tiled` with `dst = acc · scale`.
+    fn sep_f32<B: Copy>(
+        &self,
+        src: Img<B>,
+        dst: Img<B>,
+        kx: &[f32],
+        ky: &[f32],
+        scale: f32,
+        border: Border<f32>,
+    ) -> Launch<B> {
+        let sep = Separable {
+            name: names::SEP_FILTER_F32_TILED,
+            kx: (table_f32(kx), kx.len()),
+            ky: (table_f32(ky), ky.len()),
+            finish: vec![Arg::F32(scale)],
+            border: border_f32(border),
+        };
+        self.separable(src, dst, sep)
+    }
+
+    fn separable<B: Copy>(&self, src: Img<B>, dst: Img<B>, sep: Separable<B>) -> Launch<B> {
+        let mut args = Vec::with_capacity(15);
+        args.extend(src.data());
+        args.extend(dst.data());
+        args.extend(src.dims());
+        args.extend([sep.kx.0, Arg::I32(sep.kx.1 as i32)]);
+        args.extend([sep.ky.0, Arg::I32(sep.ky.1 as i32)]);
+        args.extend(sep.finish);
+        args.extend(sep.border);
+        let tile = self.default_tile();
+        self.launch_2d(KernelSet::Filter, tile, sep.name, args, src.size())
+    }
+
+    /// `mv_sobel_u8`: 3 × 3 derivatives into `i16` images, as `mvision_core::filter::sobel_u8`.
+    ///
+    /// Errors: `Invalid(InvalidArgument)` for an image of another context;
+    /// `Invalid(SizeMismatch)` unless `dx` and `dy` have `src`'s size (`dy` is checked first,
+    /// as the core does).
+    pub fn sobel_u8<B: Copy>(
+        &self,
+        src: Img<B>,
+        dx: Img<B>,
+        dy: Img<B>,
+        border: Border<u8>,
+    ) -> Result<Launch<B>, PlanError> {
+        self.sobel(src, dx, dy, border_u8(border), names::SOBEL_U8)
+    }
+
+    /// `mv_sobel_f32`, as `mvision_core::filter::sobel_f32`.
+    ///
+    /// Errors: as [`Planner::sobel_u8`].
+    pub fn sobel_f32<B: Copy>(
+        &self,
+        src: Img<B>,
+        dx: Img<B>,
+        dy: Img<B>,
+        border: Border<f32>,
+    ) -> Result<Launch<B>, PlanError> {
+        self.sobel(src, dx, dy, border_f32(border), names::SOBEL_F32)
+    }
+
+    fn sobel<B: Copy>(
+        &self,
+        src: Img<B>,
+        dx: Img<B>,
+        dy: Img<B>,
+        border: [Arg<B>; 2],
+        name: &'static str,
+    ) -> Result<Launch<B>, PlanError> {
+        self.owns_all([&src, &dx, &dy])?;
+        same_size(src.size(), dy.size())?;
+        same_size(src.size(), dx.size())?;
+        let mut args = Vec::with_capacity(10);
+        args.extend(src.data());
+        args.extend(dx.data());
+        args.extend(dy.data());
+        args.extend(src.dims());
+        args.extend(border);
+        let tile = self.default_tile();
+        Ok(self.launch_2d(KernelSet::Filter, tile, name, args, src.size()))
+    }
+}

@@ -1,0 +1,305 @@
+//! The plans without a device: argument lists against `kernels/SPEC.md`, launch geometry, and
+//! the order of the checks. Whether the kernels compute the right thing with these launches is
+//! `runtime/tests/backends.rs`'s question, on every backend present.
+
+use mvision_core::filter::{Kernel2dF32, Kernel2dQ, SepKernelQ};
+use mvision_core::{Border, Error as CoreError};
+
+use super::*;
+use crate::{names, INTEGRAL_SCAN_MAX};
+
+/// A CUDA-like device: 1024 work-items per group, 48 KiB of shared memory, warps of 32.
+const GPU: Limits = Limits {
+    max_group: 1024,
+    max_items: [1024, 1024],
+    local_mem_bytes: 48 * 1024,
+    simd_width: Some(32),
+};
+
+/// A small OpenCL device: groups of 128 work-items, 2 KiB of local memory.
+const SMALL: Limits = Limits {
+    max_group: 128,
+    max_items: [128, 64],
+    local_mem_bytes: 2048,
+    simd_width: None,
+};
+
+const CTX: u64 = 7;
+
+fn img(buf: u32, width: usize, height: usize) -> Img<u32> {
+    Img {
+        buf,
+        width,
+        height,
+        context: CTX,
+    }
+}
+
+fn foreign(buf: u32, width: usize, height: usize) -> Img<u32> {
+    Img {
+        context: CTX + 1,
+        ..img(buf, width, height)
+    }
+}
+
+#[test]
+fn variant_defaults_to_the_default_tile() {
+    assert_eq!(Variant::default(), Variant::Tiled { w: 16, h: 16 });
+}
+
+#[test]
+fn tiles_are_checked_against_the_device_limits() {
+    assert_eq!(GPU.check_tile(Tile::new(32, 32)), Ok(()));
+    assert_eq!(
+        GPU.check_tile(Tile::new(64, 64)),
+        Err(Refusal::TileWorkGroup)
+    );
+    assert_eq!(
+        GPU.check_tile(Tile::new(2048, 1)),
+        Err(Refusal::TileWorkGroup)
+    );
+    assert_eq!(
+        GPU.check_tile(Tile::new(usize::MAX, 2)),
+        Err(Refusal::TileWorkGroup)
+    );
+    assert_eq!(
+        SMALL.check_tile(Tile::new(1, 128)),
+        Err(Refusal::TileWorkGroup),
+        "longer than the device allows along y"
+    );
+    // 16 × 8 fits 128 work-items, but its halo needs 4·(30·22 + 16·22) bytes.
+    assert_eq!(
+        SMALL.check_tile(Tile::new(16, 8)),
+        Err(Refusal::TileLocalMemory)
+    );
+    assert_eq!(GPU.default_tile(), Tile::DEFAULT);
+    assert_eq!(SMALL.default_tile(), Tile::new(4, 4));
+    let tiny = Limits {
+        local_mem_bytes: 0,
+        ..SMALL
+    };
+    assert_eq!(tiny.default_tile(), Tile::new(1, 1));
+}
+
+#[test]
+fn dense_filters_take_the_spec_arguments() {
+    let p = Planner::new(CTX, GPU);
+    let k = Kernel2dQ::new(3, &[1, 2, 1, 2, 4, 2, 1, 2, 1], 4).unwrap();
+    let l = p
+        .filter2d_u8(
+            img(1, 17, 5),
+            img(2, 17, 5),
+            &k,
+            Border::Constant(9),
+            Variant::Naive,
+        )
+        .unwrap();
+    let table: Vec<u8> = k.coeffs().iter().flat_map(|c| c.to_ne_bytes()).collect();
+    assert_eq!(
+        l.args,
+        [
+            Arg::Buf(1),
+            Arg::I32(17),
+            Arg::Buf(2),
+            Arg::I32(17),
+            Arg::I32(17),
+            Arg::I32(5),
+            Arg::Table(table),
+            Arg::I32(3),
+            Arg::I32(4),
+            Arg::I32(crate::BORDER_CONSTANT),
+            Arg::I32(9),
+        ]
+    );
+    assert_eq!(l.kernel, names::FILTER2D_U8_NAIVE);
+    assert_eq!((l.set, l.tile), (KernelSet::Filter, Tile::DEFAULT));
+    assert_eq!(
+        (l.global, l.local, l.groups()),
+        ([32, 16], [16, 16], [2, 1])
+    );
+
+    let kf = Kernel2dF32::new(1, &[0.5]).unwrap();
+    let l = p
+        .filter2d_f32(
+            img(1, 40, 9),
+            img(2, 40, 9),
+            &kf,
+            Border::Replicate,
+            Variant::Tiled { w: 8, h: 4 },
+        )
+        .unwrap();
+    assert_eq!(l.kernel, names::FILTER2D_F32_TILED);
+    assert_eq!(l.args.len(), 10, "no shift argument");
+    assert_eq!(l.args[8], Arg::I32(crate::BORDER_REPLICATE));
+    assert_eq!(l.args[9], Arg::F32(0.0));
+    assert_eq!(
+        (l.tile, l.global, l.local),
+        (Tile::SEED_8X4, [40, 12], [8, 4])
+    );
+}
+
+#[test]
+fn separable_filters_finish_by_shift_or_box_mean() {
+    let p = Planner::new(CTX, SMALL);
+    let k = SepKernelQ::new(&[1, 2, 1], &[1, 1, 1, 1, 1], 6).unwrap();
+    let l = p
+        .sep_filter_u8(img(1, 5, 5), img(2, 5, 5), &k, Border::Reflect101)
+        .unwrap();
+    assert_eq!(l.kernel, names::SEP_FILTER_U8_TILED);
+    assert_eq!(l.args.len(), 15);
+    assert_eq!(l.args[7], Arg::I32(3));
+    assert_eq!(l.args[9], Arg::I32(5));
+    assert_eq!(l.args[10..13], [Arg::I32(6), Arg::I32(0), Arg::I32(1)]);
+    assert_eq!(
+        (l.tile, l.local),
+        (Tile::new(4, 4), [4, 4]),
+        "the device's default tile"
+    );
+
+    let l = p
+        .box_blur_u8(img(1, 5, 5), img(2, 5, 5), 7, Border::Replicate)
+        .unwrap();
+    assert_eq!(l.args[10..13], [Arg::I32(0), Arg::I32(1), Arg::I32(49)]);
+    let l = p
+        .box_blur_f32(img(1, 5, 5), img(2, 5, 5), 3, Border::Replicate)
+        .unwrap();
+    assert_eq!(l.kernel, names::SEP_FILTER_F32_TILED);
+    assert_eq!(l.args.len(), 13);
+    assert_eq!(l.args[10], Arg::F32(1.0 / 9.0));
+}
+
+#[test]
+fn checks_come_in_the_cores_order_after_ownership() {
+    let p = Planner::new(CTX, GPU);
+    let b = Border::Replicate;
+    let inv = |e| Err(PlanError::Invalid(e));
+    // Ownership first, then the kernel size, then the image sizes.
+    assert_eq!(
+        p.box_blur_u8(foreign(1, 4, 4), img(2, 5, 5), 4, b),
+        inv(CoreError::InvalidArgument)
+    );
+    assert_eq!(
+        p.box_blur_u8(img(1, 4, 4), img(2, 5, 5), 0, b),
+        inv(CoreError::ZeroSize)
+    );
+    assert_eq!(
+        p.box_blur_u8(img(1, 4, 4), img(2, 5, 5), 17, b),
+        inv(CoreError::InvalidKernel)
+    );
+    assert_eq!(
+        p.box_blur_u8(img(1, 4, 4), img(2, 5, 5), 3, b),
+        inv(CoreError::SizeMismatch)
+    );
+    // Sizes before the tile.
+    let k = Kernel2dQ::new(1, &[1], 0).unwrap();
+    let zero = Variant::Tiled { w: 0, h: 4 };
+    assert_eq!(
+        p.filter2d_u8(img(1, 4, 4), img(2, 5, 5), &k, b, zero),
+        inv(CoreError::SizeMismatch)
+    );
+    assert_eq!(
+        p.filter2d_u8(img(1, 4, 4), img(2, 4, 4), &k, b, zero),
+        inv(CoreError::ZeroSize)
+    );
+    assert_eq!(
+        p.filter2d_u8(
+            img(1, 4, 4),
+            img(2, 4, 4),
+            &k,
+            b,
+            Variant::Tiled { w: 64, h: 64 }
+        ),
+        Err(PlanError::Refused(Refusal::TileWorkGroup))
+    );
+    // The Gaussian kernel is built before anything else is looked at.
+    assert_eq!(
+        p.gaussian_blur_u8(img(1, 4, 4), img(2, 5, 5), 0, 0.0, b),
+        inv(CoreError::InvalidArgument)
+    );
+    assert_eq!(
+        p.sobel_u8(img(1, 4, 4), img(2, 4, 4), foreign(3, 4, 4), b),
+        inv(CoreError::InvalidArgument)
+    );
+    assert_eq!(
+        p.resize_bilinear_u8(img(1, 4, 4), foreign(2, 9, 9)),
+        inv(CoreError::InvalidArgument)
+    );
+    assert_eq!(
+        p.pyr_down_f32(img(1, 5, 5), img(2, 2, 3), Border::Replicate),
+        inv(CoreError::SizeMismatch)
+    );
+}
+
+#[test]
+fn integral_groups_follow_the_device() {
+    // CUDA-like: the row pass uses whole warps covering the row, the column pass 256 items.
+    let p = Planner::new(CTX, GPU);
+    let [rows, cols] = p
+        .integral_u8(img(1, 5, 3), img(2, 6, 4), None)
+        .unwrap()
+        .launches(usize::MAX);
+    assert_eq!(
+        (rows.kernel, rows.groups(), rows.local),
+        (names::INTEGRAL_ROWS_U8, [3, 1], [32, 1])
+    );
+    assert_eq!(
+        (cols.kernel, cols.groups(), cols.local),
+        (names::INTEGRAL_COLS, [1, 1], [256, 1])
+    );
+    assert_eq!(rows.args[4..6], [Arg::Null, Arg::I32(0)]);
+    assert_eq!(rows.args[8], Arg::I32(0));
+    assert_eq!(cols.args.len(), 7);
+    let [rows, _] = p
+        .integral_u8(img(1, 1000, 2), img(2, 1001, 3), Some(img(3, 1001, 3)))
+        .unwrap()
+        .launches(usize::MAX);
+    assert_eq!(rows.local, [INTEGRAL_SCAN_MAX, 1]);
+    assert_eq!(rows.args[4..6], [Arg::Buf(3), Arg::I32(1001)]);
+    assert_eq!(rows.args[8], Arg::I32(1));
+
+    // OpenCL-like: no SIMD width, so the largest group the device and the kernels allow.
+    let p = Planner::new(CTX, SMALL);
+    let [rows, cols] = p
+        .integral_u8(img(1, 5, 3), img(2, 6, 4), None)
+        .unwrap()
+        .launches(100);
+    assert_eq!((rows.global, rows.local), ([300, 1], [100, 1]));
+    assert_eq!((cols.global, cols.local), ([100, 1], [100, 1]));
+    assert_eq!((rows.set, rows.tile), (KernelSet::Integral, Tile::DEFAULT));
+
+    assert_eq!(
+        p.integral_u8(img(1, 4105, 4104), img(2, 4106, 4105), None),
+        Err(PlanError::Invalid(CoreError::Overflow))
+    );
+}
+
+#[test]
+fn resampling_runs_over_the_destination() {
+    let p = Planner::new(CTX, SMALL);
+    let l = p
+        .pyr_down_u8(img(1, 9, 5), img(2, 5, 3), Border::Constant(3))
+        .unwrap();
+    assert_eq!(l.args.len(), 10);
+    assert_eq!(
+        l.args[4..8],
+        [Arg::Buf(2), Arg::I32(5), Arg::I32(5), Arg::I32(3)]
+    );
+    assert_eq!((l.global, l.local), ([8, 4], [4, 4]));
+    let l = p.resize_bilinear_f32(img(1, 9, 5), img(2, 3, 3)).unwrap();
+    assert_eq!((l.kernel, l.args.len()), (names::RESIZE_BILINEAR_F32, 8));
+    assert_eq!(
+        (l.set, l.tile),
+        (KernelSet::Resample, Tile::DEFAULT),
+        "the resample program does not depend on the tile"
+    );
+}
+
+#[test]
+fn device_images_are_sized_for_int_indices() {
+    assert_eq!(image_len(3, 5), Ok(15));
+    assert_eq!(image_len(0, 5), Err(CoreError::ZeroSize));
+    assert_eq!(image_len(5, 0), Err(CoreError::ZeroSize));
+    assert_eq!(image_len(1 << 16, 1 << 15), Err(CoreError::Overflow));
+    assert_eq!(image_len(usize::MAX, 2), Err(CoreError::Overflow));
+    assert_eq!(same_size((1, 2), (2, 1)), Err(CoreError::SizeMismatch));
+}

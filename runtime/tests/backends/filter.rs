@@ -1,0 +1,285 @@
+//! Dense (every variant), separable, box, Gaussian and Sobel filters against
+//! `mvision_core::filter`.
+
+use mvision_core::filter::{
+    self as f, filter2d_scratch_len, separable_scratch_len, Kernel2dF32, Kernel2dQ, SepKernelF32,
+    SepKernelQ, MAX_KERNEL_SIZE,
+};
+use mvision_kernels::testing::{borders_f32, borders_u8, max_abs, random_f32, random_u8, Rng};
+use mvision_runtime::{ops, Backend};
+
+use crate::{
+    alloc, assert_close, assert_exact, contexts, download, reference, run_everywhere, run_where,
+    upload, zeros, SIZES, VARIANTS,
+};
+
+/// Kernel sizes per image: every odd size on small images, the extremes and a few between on
+/// the VGA frame (the CPU reference is the slow part).
+fn ksizes(w: usize) -> Vec<usize> {
+    if w >= 640 {
+        vec![1, 3, 7, 15]
+    } else {
+        (1..=MAX_KERNEL_SIZE).step_by(2).collect()
+    }
+}
+
+/// A random fixed-point kernel, by turns a smoothing one (positive taps summing to about
+/// `2^shift`) and a signed one that saturates at both ends, with shifts 0 to 14.
+fn random_kernel_q(rng: &mut Rng, k: usize, trial: usize) -> Kernel2dQ {
+    let shift = [8u32, 14, 0, 4, 2][trial % 5];
+    let one = 1i64 << shift;
+    let coeffs: Vec<i32> = (0..k * k)
+        .map(|_| {
+            if trial % 2 == 0 {
+                rng.range(0, (2 * one / (k * k) as i64).max(1)) as i32
+            } else {
+                rng.range(-one.max(64), one.max(64)) as i32
+            }
+        })
+        .collect();
+    Kernel2dQ::new(k, &coeffs, shift).unwrap()
+}
+
+/// The CPU runs every variant the same way: it runs the first one only.
+fn runs_variant(b: Backend, v: usize) -> bool {
+    b != Backend::Cpu || v == 0
+}
+
+#[test]
+fn filter2d_u8_matches_the_cpu_bit_exactly_in_every_variant() {
+    let mut rng = Rng::new(0x2d08);
+    let mut trial = 0;
+    for (w, h) in SIZES {
+        let src = random_u8(&mut rng, w, h);
+        for k in ksizes(w) {
+            for border in borders_u8(&mut rng) {
+                trial += 1;
+                let kernel = random_kernel_q(&mut rng, k, trial);
+                let want = reference(&src, (w, h), |a, b| {
+                    f::filter2d_u8(
+                        a,
+                        b,
+                        &kernel,
+                        border,
+                        &mut vec![0; filter2d_scratch_len(w, k)],
+                    )
+                });
+                for (i, v) in VARIANTS.into_iter().enumerate() {
+                    let got = run_where(
+                        |b| runs_variant(b, i),
+                        &src,
+                        (w, h),
+                        |a, o| ops::filter2d_u8(a, o, &kernel, border, v),
+                    );
+                    let what = format!("filter2d_u8 {w}x{h} k{k} {border:?} {v:?}");
+                    assert_exact(&got, &want, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn filter2d_f32_matches_the_cpu_in_every_variant() {
+    let mut rng = Rng::new(0x2df3);
+    for (w, h) in SIZES {
+        let src = random_f32(&mut rng, w, h);
+        for k in ksizes(w) {
+            for border in borders_f32(&mut rng) {
+                let coeffs: Vec<f32> = (0..k * k).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+                let kernel = Kernel2dF32::new(k, &coeffs).unwrap();
+                let want = reference(&src, (w, h), |a, b| {
+                    let mut scratch = vec![0.0; filter2d_scratch_len(w, k)];
+                    f::filter2d_f32(a, b, &kernel, border, &mut scratch)
+                });
+                let scale = coeffs.iter().map(|c| c.abs()).sum::<f32>() * max_abs(&src, border);
+                for (i, v) in VARIANTS.into_iter().enumerate() {
+                    let got = run_where(
+                        |b| runs_variant(b, i),
+                        &src,
+                        (w, h),
+                        |a, o| ops::filter2d_f32(a, o, &kernel, border, v),
+                    );
+                    let what = format!("filter2d_f32 {w}x{h} k{k} {border:?} {v:?}");
+                    assert_close(&got, &want, scale, &what);
+                }
+            }
+        }
+    }
+}
+
+/// Row and column vector lengths, equal and unequal.
+const SEP_LENS: [(usize, usize); 9] = [
+    (1, 1),
+    (3, 3),
+    (5, 1),
+    (1, 5),
+    (5, 3),
+    (15, 3),
+    (3, 15),
+    (7, 11),
+    (15, 15),
+];
+
+#[test]
+fn sep_filter_u8_matches_the_cpu_bit_exactly() {
+    let mut rng = Rng::new(0x5e08);
+    for (w, h) in SIZES {
+        let src = random_u8(&mut rng, w, h);
+        for (i, (lx, ly)) in SEP_LENS.into_iter().enumerate() {
+            for border in borders_u8(&mut rng) {
+                // By turns non-negative taps and signed ones that saturate; shifts 0 to 10.
+                let (lo, hi) = if i % 2 == 1 { (-64, 64) } else { (0, 24) };
+                let kx: Vec<i32> = (0..lx).map(|_| rng.range(lo, hi) as i32).collect();
+                let ky: Vec<i32> = (0..ly).map(|_| rng.range(lo, hi) as i32).collect();
+                let kernel = SepKernelQ::new(&kx, &ky, rng.below(11) as u32).unwrap();
+                let want = reference(&src, (w, h), |a, b| {
+                    let mut scratch = vec![0; separable_scratch_len(w, lx, ly)];
+                    f::sep_filter_u8(a, b, &kernel, border, &mut scratch)
+                });
+                let got = run_everywhere(&src, (w, h), |a, o| {
+                    ops::sep_filter_u8(a, o, &kernel, border)
+                });
+                let what = format!("sep_filter_u8 {w}x{h} {lx}x{ly} {border:?}");
+                assert_exact(&got, &want, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn sep_filter_f32_matches_the_cpu() {
+    let mut rng = Rng::new(0x5ef3);
+    for (w, h) in SIZES {
+        let src = random_f32(&mut rng, w, h);
+        for (lx, ly) in SEP_LENS {
+            for border in borders_f32(&mut rng) {
+                let kx: Vec<f32> = (0..lx).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+                let ky: Vec<f32> = (0..ly).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+                let kernel = SepKernelF32::new(&kx, &ky).unwrap();
+                let want = reference(&src, (w, h), |a, b| {
+                    let mut scratch = vec![0.0; separable_scratch_len(w, lx, ly)];
+                    f::sep_filter_f32(a, b, &kernel, border, &mut scratch)
+                });
+                let got = run_everywhere(&src, (w, h), |a, o| {
+                    ops::sep_filter_f32(a, o, &kernel, border)
+                });
+                let gain: f32 = kx.iter().map(|c| c.abs()).sum::<f32>()
+                    * ky.iter().map(|c| c.abs()).sum::<f32>();
+                let what = format!("sep_filter_f32 {w}x{h} {lx}x{ly} {border:?}");
+                assert_close(&got, &want, gain * max_abs(&src, border), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn box_blur_matches_the_cpu_for_every_size() {
+    let mut rng = Rng::new(0xb0c5);
+    for (w, h) in SIZES {
+        let (src8, src32) = (random_u8(&mut rng, w, h), random_f32(&mut rng, w, h));
+        for k in (1..=MAX_KERNEL_SIZE).step_by(2) {
+            let len = separable_scratch_len(w, k, k);
+            for (b8, b32) in borders_u8(&mut rng).into_iter().zip(borders_f32(&mut rng)) {
+                let want = reference(&src8, (w, h), |a, b| {
+                    f::box_blur_u8(a, b, k, b8, &mut vec![0; len])
+                });
+                let got = run_everywhere(&src8, (w, h), |a, o| ops::box_blur_u8(a, o, k, b8));
+                assert_exact(&got, &want, &format!("box_blur_u8 {w}x{h} k{k} {b8:?}"));
+
+                let want = reference(&src32, (w, h), |a, b| {
+                    f::box_blur_f32(a, b, k, b32, &mut vec![0.0; len])
+                });
+                let got = run_everywhere(&src32, (w, h), |a, o| ops::box_blur_f32(a, o, k, b32));
+                let what = format!("box_blur_f32 {w}x{h} k{k} {b32:?}");
+                assert_close(&got, &want, max_abs(&src32, b32), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn gaussian_blur_matches_the_cpu() {
+    let mut rng = Rng::new(0x6a55);
+    // `ksize` 0: from sigma; sigma 0: from `ksize`; both given.
+    let params = [
+        (3, 0.0f32),
+        (0, 0.8),
+        (0, 1.0),
+        (0, 2.0),
+        (0, 2.3),
+        (5, 0.0),
+        (7, 1.5),
+        (15, 0.0),
+        (15, 2.3),
+        (3, 0.8),
+    ];
+    for (w, h) in SIZES {
+        let (src8, src32) = (random_u8(&mut rng, w, h), random_f32(&mut rng, w, h));
+        let len = separable_scratch_len(w, MAX_KERNEL_SIZE, MAX_KERNEL_SIZE);
+        for (k, s) in params {
+            for (b8, b32) in borders_u8(&mut rng).into_iter().zip(borders_f32(&mut rng)) {
+                let want = reference(&src8, (w, h), |a, b| {
+                    f::gaussian_blur_u8(a, b, k, s, b8, &mut vec![0; len])
+                });
+                let got =
+                    run_everywhere(&src8, (w, h), |a, o| ops::gaussian_blur_u8(a, o, k, s, b8));
+                let what = format!("gaussian_blur_u8 {w}x{h} k{k} s{s} {b8:?}");
+                assert_exact(&got, &want, &what);
+
+                let want = reference(&src32, (w, h), |a, b| {
+                    f::gaussian_blur_f32(a, b, k, s, b32, &mut vec![0.0; len])
+                });
+                let got = run_everywhere(&src32, (w, h), |a, o| {
+                    ops::gaussian_blur_f32(a, o, k, s, b32)
+                });
+                let what = format!("gaussian_blur_f32 {w}x{h} k{k} s{s} {b32:?}");
+                assert_close(&got, &want, max_abs(&src32, b32), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn sobel_matches_the_cpu() {
+    let mut rng = Rng::new(0x50be);
+    for (w, h) in SIZES {
+        let (src8, src32) = (random_u8(&mut rng, w, h), random_f32(&mut rng, w, h));
+        let len = separable_scratch_len(w, 3, 3);
+        for (b8, b32) in borders_u8(&mut rng).into_iter().zip(borders_f32(&mut rng)) {
+            let (mut wx, mut wy) = (zeros::<i16>((w, h)), zeros::<i16>((w, h)));
+            let (v8, mut vx, mut vy) = (src8.view(), wx.view_mut(), wy.view_mut());
+            f::sobel_u8(&v8, &mut vx, &mut vy, b8, &mut vec![0; len]).unwrap();
+            let (mut fx, mut fy) = (zeros::<f32>((w, h)), zeros::<f32>((w, h)));
+            let (v32, mut vx, mut vy) = (src32.view(), fx.view_mut(), fy.view_mut());
+            f::sobel_f32(&v32, &mut vx, &mut vy, b32, &mut vec![0.0; len]).unwrap();
+            // Σ|taps| of a Sobel kernel is 8.
+            let scale = 8.0 * max_abs(&src32, b32);
+            for (b, ctx) in contexts() {
+                let a = upload(ctx, *b, &src8);
+                let (mut gx, mut gy) = (alloc::<i16>(ctx, *b, (w, h)), alloc(ctx, *b, (w, h)));
+                ops::sobel_u8(&a, &mut gx, &mut gy, b8).unwrap();
+                let what = format!("sobel_u8 {w}x{h} {b8:?}");
+                assert_exact(&[(*b, download(*b, &gx))], &wx, &format!("{what} dx"));
+                assert_exact(&[(*b, download(*b, &gy))], &wy, &format!("{what} dy"));
+
+                let a = upload(ctx, *b, &src32);
+                let (mut gx, mut gy) = (alloc::<f32>(ctx, *b, (w, h)), alloc(ctx, *b, (w, h)));
+                ops::sobel_f32(&a, &mut gx, &mut gy, b32).unwrap();
+                let what = format!("sobel_f32 {w}x{h} {b32:?}");
+                assert_close(
+                    &[(*b, download(*b, &gx))],
+                    &fx,
+                    scale,
+                    &format!("{what} dx"),
+                );
+                assert_close(
+                    &[(*b, download(*b, &gy))],
+                    &fy,
+                    scale,
+                    &format!("{what} dy"),
+                );
+            }
+        }
+    }
+}
