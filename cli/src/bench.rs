@@ -61,6 +61,88 @@ enum Suite {
     /// fixed-point and f32, and integral images, on generated images of several sizes.
     #[command(long_about = FILTER_LONG_ABOUT)]
     Filter(FilterBenchArgs),
+    /// Zero-copy against copies: a frame's round trip (host in, 5x5 box blur, host out) with
+    /// device images uploaded and downloaded, and with mapped host-visible images used in place.
+    Transfer(TransferBenchArgs),
+}
+
+#[derive(Args, Debug)]
+struct TransferBenchArgs {
+    /// Frame sizes, comma-separated WxH.
+    #[arg(long, value_name = "WxH,...", value_delimiter = ',', default_value = DEFAULT_SIZES)]
+    sizes: Vec<BenchSize>,
+    /// Timed samples per size; the median is reported.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REPEAT,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
+    repeat: u32,
+    /// The GPU backend (opencl or cuda).
+    #[arg(long, value_enum)]
+    backend: Backend,
+    /// Also print one JSON object with every result, as the last line.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Prepared for bench_gpu::TransferCase {
+    fn run(&mut self) -> Result<()> {
+        bench_gpu::TransferCase::run(self)
+    }
+
+    fn pixels(&self) -> usize {
+        bench_gpu::TransferCase::pixels(self)
+    }
+}
+
+/// `mvision bench transfer`: copies against mapped memory, per size.
+fn run_transfer(args: &TransferBenchArgs, out: &mut impl Write) -> Result<()> {
+    let backend = args
+        .backend
+        .gpu()
+        .ok_or_else(|| anyhow!("bench transfer needs --backend opencl or cuda"))?;
+    let ctx = bench_gpu::context(backend)?;
+    writeln!(
+        out,
+        "mvision bench transfer: backend {} ({}), frame round trip with a 5x5 box blur, median of {}",
+        args.backend.name(),
+        ctx.device_name(backend).unwrap_or_default(),
+        args.repeat
+    )?;
+    writeln!(
+        out,
+        "{:<12} {:>12} {:>12} {:>16}",
+        "size", "copies ms", "mapped ms", "mapped speed-up"
+    )?;
+    let mut results = Vec::new();
+    for &size in &args.sizes {
+        let mut t = [0.0f64; 2];
+        for (i, mapped) in [false, true].into_iter().enumerate() {
+            let mut work = bench_gpu::TransferCase::new(
+                ctx.clone(),
+                backend,
+                (size.width, size.height),
+                mapped,
+            )?;
+            t[i] = measure(&mut work, args.repeat)?.median.as_secs_f64() * 1e3;
+        }
+        writeln!(
+            out,
+            "{:<12} {:>12.3} {:>12.3} {:>15.2}x",
+            size.to_string(),
+            t[0],
+            t[1],
+            t[0] / t[1]
+        )?;
+        results.push(json!({"size": size.to_string(), "copies_ms": t[0], "mapped_ms": t[1]}));
+    }
+    if args.json {
+        let device = ctx.device_name(backend).unwrap_or_default();
+        writeln!(
+            out,
+            "{}",
+            json!({"command": "bench transfer", "backend": args.backend.name(), "device": device, "results": results})
+        )?;
+    }
+    Ok(())
 }
 
 const FILTER_LONG_ABOUT: &str = "\
@@ -371,6 +453,7 @@ fn bytes_per_s(m: &Measurement) -> Option<f64> {
 pub fn run(args: &BenchArgs, out: &mut impl Write) -> Result<()> {
     match &args.suite {
         Suite::Filter(a) => run_filter(a, out),
+        Suite::Transfer(a) => run_transfer(a, out),
     }
 }
 
@@ -608,7 +691,9 @@ mod tests {
         let available = mvision_runtime::available();
         for backend in [Backend::Opencl, Backend::Cuda] {
             let mut a = args(&[(8, 8)], true, backend);
-            let Suite::Filter(f) = &mut a.suite;
+            let Suite::Filter(f) = &mut a.suite else {
+                unreachable!("args() builds a filter suite")
+            };
             f.cases = vec!["filter2d_3x3_u8".into(), "integral_u8".into()];
             f.variant = mvision_runtime::Variant::Naive;
             let mut out = Vec::new();
@@ -668,7 +753,9 @@ mod tests {
     #[test]
     fn cases_select_rows_and_unknown_ids_are_named() {
         let mut a = args(&[(4, 4)], false, Backend::Cpu);
-        let Suite::Filter(f) = &mut a.suite;
+        let Suite::Filter(f) = &mut a.suite else {
+            unreachable!("args() builds a filter suite")
+        };
         f.cases = vec!["box_5_u8".into(), "filter2d_7x7_f32".into()];
         let mut out = Vec::new();
         run(&a, &mut out).unwrap();
@@ -678,7 +765,9 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert!(rows[0].starts_with("filter2d 7x7 f32") && rows[1].starts_with("box 5x5 u8"));
 
-        let Suite::Filter(f) = &mut a.suite;
+        let Suite::Filter(f) = &mut a.suite else {
+            unreachable!("args() builds a filter suite")
+        };
         f.cases = vec!["box_3_u8".into()];
         let err = format!("{:#}", run(&a, &mut Vec::new()).unwrap_err());
         assert!(

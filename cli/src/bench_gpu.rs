@@ -189,3 +189,77 @@ impl GpuCase {
         Ok(())
     }
 }
+
+/// One frame's round trip through a 5×5 box blur on a GPU backend: a host frame goes in, the
+/// filtered frame comes back to host memory. With `mapped`, both images live in host-visible
+/// memory the device uses in place (zero-copy on unified-memory devices); otherwise the frame is
+/// uploaded to and downloaded from device memory.
+pub struct TransferCase {
+    ctx: Arc<Context>,
+    mapped: bool,
+    size: (usize, usize),
+    frame: Vec<u8>,
+    result: Vec<u8>,
+    a: Image<u8>,
+    b: Image<u8>,
+}
+
+impl TransferCase {
+    /// Prepares the round trip at `width × height`.
+    ///
+    /// Errors: the runtime's.
+    pub fn new(
+        ctx: Arc<Context>,
+        backend: Backend,
+        (w, h): (usize, usize),
+        mapped: bool,
+    ) -> Result<Self> {
+        let alloc = |ctx: &Context| -> Result<Image<u8>> {
+            Ok(if mapped {
+                Image::new_mapped(ctx, backend, w, h)?
+            } else {
+                Image::new(ctx, backend, w, h)?
+            })
+        };
+        let mut prepared = Self {
+            a: alloc(&ctx)?,
+            b: alloc(&ctx)?,
+            ctx,
+            mapped,
+            size: (w, h),
+            frame: input_u8(w, h),
+            result: vec![0; w * h],
+        };
+        prepared.run()?;
+        Ok(prepared)
+    }
+
+    /// Pixels per round trip.
+    pub fn pixels(&self) -> usize {
+        self.size.0 * self.size.1
+    }
+
+    /// One round trip; returns when the result is in host memory.
+    ///
+    /// Errors: the runtime's.
+    pub fn run(&mut self) -> Result<()> {
+        let (w, h) = self.size;
+        if self.mapped {
+            let frame = &self.frame;
+            self.a.with_host(|px| px.copy_from_slice(frame))?;
+            ops::box_blur_u8(&self.a, &mut self.b, 5, BORDER)?;
+            let result = &mut self.result;
+            self.b.with_host(|px| result.copy_from_slice(px))?;
+        } else {
+            self.a.upload(&ImageView::packed(&self.frame, w, h)?)?;
+            ops::box_blur_u8(&self.a, &mut self.b, 5, BORDER)?;
+            self.b.download(&mut mvision_core::ImageViewMut::packed(
+                &mut self.result,
+                w,
+                h,
+            )?)?;
+        }
+        self.ctx.sync()?;
+        Ok(())
+    }
+}

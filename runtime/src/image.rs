@@ -73,6 +73,60 @@ impl<T: Pixel> Image<T> {
         Ok(img)
     }
 
+    /// An image in host-visible memory that the device reads and writes in place: zero-copy on
+    /// unified-memory devices (Jetson, Snapdragon, PoCL), pinned mapped host memory on discrete
+    /// GPUs (every device access then crosses the bus). On the CPU, the same as [`Image::new`].
+    /// Fill and read it with [`Image::with_host`].
+    ///
+    /// Errors: as [`Image::new`].
+    pub fn new_mapped(
+        ctx: &Context,
+        backend: Backend,
+        width: usize,
+        height: usize,
+    ) -> Result<Self> {
+        mvision_core::image::required_len(width, height, width)?;
+        let store = match backend {
+            Backend::Cpu => return Self::new(ctx, backend, width, height),
+            Backend::OpenCl => {
+                let c = ctx.opencl.as_ref().ok_or_else(|| unavailable(backend))?;
+                Store::OpenCl(c.clone(), c.alloc_mapped(width, height)?)
+            }
+            Backend::Cuda => {
+                let c = ctx.cuda.as_ref().ok_or_else(|| unavailable(backend))?;
+                Store::Cuda(c.clone(), c.alloc_mapped(width, height)?)
+            }
+        };
+        Ok(Self {
+            width,
+            height,
+            store,
+        })
+    }
+
+    /// Runs `f` on the pixels (packed rows) in host memory, after pending device work on the
+    /// image has finished: in place for CPU and mapped images, through a staged copy written
+    /// back afterwards for other device images.
+    ///
+    /// Errors: driver errors of the map or the write-back.
+    pub fn with_host<R>(&mut self, f: impl FnOnce(&mut [T]) -> R) -> Result<R> {
+        match &mut self.store {
+            Store::Cpu(v) => Ok(f(v)),
+            Store::OpenCl(c, d) => {
+                let mut m = c.map(d)?;
+                let r = f(m.as_mut_slice());
+                m.unmap()?;
+                Ok(r)
+            }
+            Store::Cuda(c, d) => {
+                let mut m = c.map(d)?;
+                let r = f(m.as_mut_slice());
+                m.unmap()?;
+                Ok(r)
+            }
+        }
+    }
+
     /// The backend the pixels live on.
     pub fn backend(&self) -> Backend {
         match self.store {
