@@ -35,6 +35,18 @@ impl<T: Pixel> Image<T> {
     /// Errors: [`ErrorKind::Unavailable`] if `ctx` lacks the backend;
     /// `Invalid(ZeroSize | Overflow)` for bad sizes; driver allocation errors.
     pub fn new(ctx: &Context, backend: Backend, width: usize, height: usize) -> Result<Self> {
+        Self::alloc(ctx, backend, width, height, false)
+    }
+
+    /// Allocates on `backend`: host memory for the CPU, device memory or (`mapped`)
+    /// host-visible memory for a GPU.
+    fn alloc(
+        ctx: &Context,
+        backend: Backend,
+        width: usize,
+        height: usize,
+        mapped: bool,
+    ) -> Result<Self> {
         mvision_core::image::required_len(width, height, width)?;
         let store = match backend {
             Backend::Cpu => {
@@ -50,11 +62,21 @@ impl<T: Pixel> Image<T> {
             }
             Backend::OpenCl => {
                 let c = ctx.opencl.as_ref().ok_or_else(|| unavailable(backend))?;
-                Store::OpenCl(c.clone(), c.alloc(width, height)?)
+                let img = if mapped {
+                    c.alloc_mapped(width, height)?
+                } else {
+                    c.alloc(width, height)?
+                };
+                Store::OpenCl(c.clone(), img)
             }
             Backend::Cuda => {
                 let c = ctx.cuda.as_ref().ok_or_else(|| unavailable(backend))?;
-                Store::Cuda(c.clone(), c.alloc(width, height)?)
+                let img = if mapped {
+                    c.alloc_mapped(width, height)?
+                } else {
+                    c.alloc(width, height)?
+                };
+                Store::Cuda(c.clone(), img)
             }
         };
         Ok(Self {
@@ -85,23 +107,7 @@ impl<T: Pixel> Image<T> {
         width: usize,
         height: usize,
     ) -> Result<Self> {
-        mvision_core::image::required_len(width, height, width)?;
-        let store = match backend {
-            Backend::Cpu => return Self::new(ctx, backend, width, height),
-            Backend::OpenCl => {
-                let c = ctx.opencl.as_ref().ok_or_else(|| unavailable(backend))?;
-                Store::OpenCl(c.clone(), c.alloc_mapped(width, height)?)
-            }
-            Backend::Cuda => {
-                let c = ctx.cuda.as_ref().ok_or_else(|| unavailable(backend))?;
-                Store::Cuda(c.clone(), c.alloc_mapped(width, height)?)
-            }
-        };
-        Ok(Self {
-            width,
-            height,
-            store,
-        })
+        Self::alloc(ctx, backend, width, height, true)
     }
 
     /// Runs `f` on the pixels (packed rows) in host memory, after pending device work on the
