@@ -7,11 +7,15 @@
 //! (tens of microseconds), which on an H100 exceeds the kernel time of a 4K `u8` filter.
 
 use super::cases::{dense_kernel, input_u8, Case, Op, Precision, BORDER, BORDER_F32};
+use super::{measure, BenchSize, Prepared, DEFAULT_REPEAT, DEFAULT_SIZES, MAX_REPEAT};
 use anyhow::{anyhow, Result};
+use clap::Args;
 use mvision_core::filter::{self, Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ};
 use mvision_core::integral::integral_size;
 use mvision_core::ImageView;
 use mvision_runtime::{ops, Backend, BackendSet, Context, Image, Variant};
+use serde_json::json;
+use std::io::Write;
 use std::sync::Arc;
 
 /// Operations enqueued per timed run.
@@ -262,4 +266,79 @@ impl TransferCase {
         self.ctx.sync()?;
         Ok(())
     }
+}
+
+#[derive(Args, Debug)]
+pub(super) struct TransferBenchArgs {
+    /// Frame sizes, comma-separated WxH.
+    #[arg(long, value_name = "WxH,...", value_delimiter = ',', default_value = DEFAULT_SIZES)]
+    sizes: Vec<BenchSize>,
+    /// Timed samples per size; the median is reported.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REPEAT,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
+    repeat: u32,
+    /// The GPU backend (opencl or cuda).
+    #[arg(long, value_enum)]
+    backend: super::Backend,
+    /// Also print one JSON object with every result, as the last line.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Prepared for TransferCase {
+    fn run(&mut self) -> Result<()> {
+        TransferCase::run(self)
+    }
+
+    fn pixels(&self) -> usize {
+        TransferCase::pixels(self)
+    }
+}
+
+/// `mvision bench transfer`: copies against mapped memory, per size.
+pub(super) fn run_transfer(args: &TransferBenchArgs, out: &mut impl Write) -> Result<()> {
+    let backend = args
+        .backend
+        .gpu()
+        .ok_or_else(|| anyhow!("bench transfer needs --backend opencl or cuda"))?;
+    let ctx = context(backend)?;
+    writeln!(
+        out,
+        "mvision bench transfer: backend {} ({}), frame round trip with a 5x5 box blur, median of {}",
+        args.backend.name(),
+        ctx.device_name(backend).unwrap_or_default(),
+        args.repeat
+    )?;
+    writeln!(
+        out,
+        "{:<12} {:>12} {:>12} {:>16}",
+        "size", "copies ms", "mapped ms", "mapped speed-up"
+    )?;
+    let mut results = Vec::new();
+    for &size in &args.sizes {
+        let mut t = [0.0f64; 2];
+        for (i, mapped) in [false, true].into_iter().enumerate() {
+            let mut work =
+                TransferCase::new(ctx.clone(), backend, (size.width, size.height), mapped)?;
+            t[i] = measure(&mut work, args.repeat)?.median.as_secs_f64() * 1e3;
+        }
+        writeln!(
+            out,
+            "{:<12} {:>12.3} {:>12.3} {:>15.2}x",
+            size.to_string(),
+            t[0],
+            t[1],
+            t[0] / t[1]
+        )?;
+        results.push(json!({"size": size.to_string(), "copies_ms": t[0], "mapped_ms": t[1]}));
+    }
+    if args.json {
+        let device = ctx.device_name(backend).unwrap_or_default();
+        writeln!(
+            out,
+            "{}",
+            json!({"command": "bench transfer", "backend": args.backend.name(), "device": device, "results": results})
+        )?;
+    }
+    Ok(())
 }

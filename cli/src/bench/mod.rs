@@ -1,15 +1,14 @@
 //! `mvision bench filter`: throughput of the core's filters on generated images, as a table and,
 //! with `--json`, one JSON object on the last line (what `bench/opencv_compare.py` reads).
 //!
-//! The cases (operations, kernels, input) are those of the `mvision-benches` crate, compiled in
-//! from its source so this command and the criterion benches measure the same thing. This module
+//! The cases (operations, kernels, input) are those of the `mvision-benches` crate, so this
+//! command and the criterion benches measure the same thing. This module
 //! adds the measurement: per case and size, an untimed warm-up, then `--repeat` timed samples
 //! whose median is reported. A sample is as many back-to-back runs as make it last at least
 //! [`MIN_SAMPLE`], so sub-millisecond cases are not at the mercy of the clock and scheduler.
 //!
-//! Backends: the work is reached through [`Prepared`], one case made ready on one backend, so a
-//! GPU backend plugs in as another arm of [`prepare`] (upload in preparation, a synchronous
-//! `run`). Until then `--backend opencl|cuda` is a clear error, not a silent CPU run.
+//! Backends: the work is reached through [`Prepared`], one case made ready on one backend; the
+//! GPU cases and the `transfer` suite (zero-copy against copies) live in [`gpu`].
 
 use std::fmt;
 use std::io::Write;
@@ -22,11 +21,9 @@ use serde_json::{json, Value};
 
 // Compiled from the benches crate's source (see that file's header for why it stays
 // self-contained); a dependency on `mvision-benches` in cli/Cargo.toml would do the same.
-#[path = "../../benches/src/cases.rs"]
-mod cases;
+use mvision_benches::cases;
 
-#[path = "bench_gpu.rs"]
-mod bench_gpu;
+mod gpu;
 
 use cases::{Case, CpuCase, CASES, DENSE_KERNEL_SIZES, MAX_BENCH_PIXELS};
 
@@ -63,86 +60,7 @@ enum Suite {
     Filter(FilterBenchArgs),
     /// Zero-copy against copies: a frame's round trip (host in, 5x5 box blur, host out) with
     /// device images uploaded and downloaded, and with mapped host-visible images used in place.
-    Transfer(TransferBenchArgs),
-}
-
-#[derive(Args, Debug)]
-struct TransferBenchArgs {
-    /// Frame sizes, comma-separated WxH.
-    #[arg(long, value_name = "WxH,...", value_delimiter = ',', default_value = DEFAULT_SIZES)]
-    sizes: Vec<BenchSize>,
-    /// Timed samples per size; the median is reported.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_REPEAT,
-          value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
-    repeat: u32,
-    /// The GPU backend (opencl or cuda).
-    #[arg(long, value_enum)]
-    backend: Backend,
-    /// Also print one JSON object with every result, as the last line.
-    #[arg(long)]
-    json: bool,
-}
-
-impl Prepared for bench_gpu::TransferCase {
-    fn run(&mut self) -> Result<()> {
-        bench_gpu::TransferCase::run(self)
-    }
-
-    fn pixels(&self) -> usize {
-        bench_gpu::TransferCase::pixels(self)
-    }
-}
-
-/// `mvision bench transfer`: copies against mapped memory, per size.
-fn run_transfer(args: &TransferBenchArgs, out: &mut impl Write) -> Result<()> {
-    let backend = args
-        .backend
-        .gpu()
-        .ok_or_else(|| anyhow!("bench transfer needs --backend opencl or cuda"))?;
-    let ctx = bench_gpu::context(backend)?;
-    writeln!(
-        out,
-        "mvision bench transfer: backend {} ({}), frame round trip with a 5x5 box blur, median of {}",
-        args.backend.name(),
-        ctx.device_name(backend).unwrap_or_default(),
-        args.repeat
-    )?;
-    writeln!(
-        out,
-        "{:<12} {:>12} {:>12} {:>16}",
-        "size", "copies ms", "mapped ms", "mapped speed-up"
-    )?;
-    let mut results = Vec::new();
-    for &size in &args.sizes {
-        let mut t = [0.0f64; 2];
-        for (i, mapped) in [false, true].into_iter().enumerate() {
-            let mut work = bench_gpu::TransferCase::new(
-                ctx.clone(),
-                backend,
-                (size.width, size.height),
-                mapped,
-            )?;
-            t[i] = measure(&mut work, args.repeat)?.median.as_secs_f64() * 1e3;
-        }
-        writeln!(
-            out,
-            "{:<12} {:>12.3} {:>12.3} {:>15.2}x",
-            size.to_string(),
-            t[0],
-            t[1],
-            t[0] / t[1]
-        )?;
-        results.push(json!({"size": size.to_string(), "copies_ms": t[0], "mapped_ms": t[1]}));
-    }
-    if args.json {
-        let device = ctx.device_name(backend).unwrap_or_default();
-        writeln!(
-            out,
-            "{}",
-            json!({"command": "bench transfer", "backend": args.backend.name(), "device": device, "results": results})
-        )?;
-    }
-    Ok(())
+    Transfer(gpu::TransferBenchArgs),
 }
 
 const FILTER_LONG_ABOUT: &str = "\
@@ -289,17 +207,17 @@ trait Prepared {
     }
 }
 
-impl Prepared for bench_gpu::GpuCase {
+impl Prepared for gpu::GpuCase {
     fn run(&mut self) -> Result<()> {
-        bench_gpu::GpuCase::run(self)
+        gpu::GpuCase::run(self)
     }
 
     fn pixels(&self) -> usize {
-        bench_gpu::GpuCase::pixels(self)
+        gpu::GpuCase::pixels(self)
     }
 
     fn bytes(&self) -> Option<usize> {
-        Some(bench_gpu::GpuCase::bytes(self))
+        Some(gpu::GpuCase::bytes(self))
     }
 }
 
@@ -324,7 +242,7 @@ fn prepare(
     match (backend.gpu(), gpu) {
         (Some(b), Some(g)) => {
             let prepared =
-                bench_gpu::GpuCase::new(g.clone(), b, case, (size.width, size.height), variant)
+                gpu::GpuCase::new(g.clone(), b, case, (size.width, size.height), variant)
                     .with_context(|| format!("cannot prepare {} at {size}", case.id()))?;
             Ok(Box::new(prepared))
         }
@@ -453,7 +371,7 @@ fn bytes_per_s(m: &Measurement) -> Option<f64> {
 pub fn run(args: &BenchArgs, out: &mut impl Write) -> Result<()> {
     match &args.suite {
         Suite::Filter(a) => run_filter(a, out),
-        Suite::Transfer(a) => run_transfer(a, out),
+        Suite::Transfer(a) => gpu::run_transfer(a, out),
     }
 }
 
@@ -462,11 +380,11 @@ fn run_filter(args: &FilterBenchArgs, out: &mut impl Write) -> Result<()> {
         bail!("--sizes needs at least one WxH");
     }
     let selected = selected_cases(&args.cases)?;
-    let gpu = args.backend.gpu().map(bench_gpu::context).transpose()?;
+    let gpu = args.backend.gpu().map(gpu::context).transpose()?;
     let mut copy = CopyBandwidth(Vec::new());
     if let (Some(b), Some(g)) = (args.backend.gpu(), &gpu) {
         for &size in &args.sizes {
-            let mut work = bench_gpu::GpuCase::copy(g.clone(), b, (size.width, size.height))?;
+            let mut work = gpu::GpuCase::copy(g.clone(), b, (size.width, size.height))?;
             let m = measure(&mut work, args.repeat)?;
             copy.0.push((size, bytes_per_s(&m).unwrap_or(0.0)));
         }
@@ -539,7 +457,7 @@ fn write_table(
             out,
             "GPU: {} operations per timed run, one wait; dense filters {:?}; cells are Mpixel/s \
              (% of device-to-device copy bandwidth)",
-            bench_gpu::BATCH,
+            gpu::BATCH,
             args.variant
         )?;
     }
@@ -637,151 +555,4 @@ fn report_json(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(sizes: &[(usize, usize)], json: bool, backend: Backend) -> BenchArgs {
-        BenchArgs {
-            suite: Suite::Filter(FilterBenchArgs {
-                sizes: sizes
-                    .iter()
-                    .map(|&(width, height)| BenchSize { width, height })
-                    .collect(),
-                repeat: 3,
-                cases: Vec::new(),
-                json,
-                backend,
-                variant: mvision_runtime::Variant::default(),
-            }),
-        }
-    }
-
-    #[test]
-    fn sizes_parse_and_reject_what_no_case_can_run() {
-        assert_eq!(
-            "1920x1080".parse(),
-            Ok(BenchSize {
-                width: 1920,
-                height: 1080
-            })
-        );
-        assert_eq!(" 7 X 5 ".parse::<BenchSize>().unwrap().to_string(), "7x5");
-        assert!("1920".parse::<BenchSize>().unwrap_err().contains("WxH"));
-        assert!("0x10"
-            .parse::<BenchSize>()
-            .unwrap_err()
-            .contains("positive"));
-        assert!("axb".parse::<BenchSize>().is_err());
-        assert!("65536x65536"
-            .parse::<BenchSize>()
-            .unwrap_err()
-            .contains("too large"));
-    }
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        let ms = Duration::from_millis;
-        assert_eq!(median(&mut [ms(5), ms(1), ms(3)]), ms(3));
-        assert_eq!(median(&mut [ms(4), ms(1), ms(3), ms(2)]), ms(2) + ms(1) / 2);
-        assert_eq!(median(&mut [ms(7)]), ms(7));
-    }
-
-    #[test]
-    fn gpu_backends_run_where_present_and_fail_clearly_elsewhere() {
-        let available = mvision_runtime::available();
-        for backend in [Backend::Opencl, Backend::Cuda] {
-            let mut a = args(&[(8, 8)], true, backend);
-            let Suite::Filter(f) = &mut a.suite else {
-                unreachable!("args() builds a filter suite")
-            };
-            f.cases = vec!["filter2d_3x3_u8".into(), "integral_u8".into()];
-            f.variant = mvision_runtime::Variant::Naive;
-            let mut out = Vec::new();
-            let result = run(&a, &mut out);
-            if available.contains(backend.gpu().unwrap()) {
-                result.unwrap();
-                let text = String::from_utf8(out).unwrap();
-                assert!(text.contains("copy GB/s"), "{text}");
-                let json: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-                assert_eq!(json["results"].as_array().unwrap().len(), 2);
-                assert!(json["results"][0]["fraction_of_copy"].as_f64().unwrap() > 0.0);
-            } else {
-                let msg = format!("{:#}", result.unwrap_err());
-                assert!(msg.contains(backend.name()), "{msg}");
-                assert!(
-                    out.is_empty(),
-                    "nothing is printed for a backend that cannot run"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn variants_parse() {
-        use mvision_runtime::Variant;
-        assert_eq!(parse_variant("naive"), Ok(Variant::Naive));
-        assert_eq!(parse_variant("tiled"), Ok(Variant::default()));
-        assert_eq!(
-            parse_variant("tiled:8x4"),
-            Ok(Variant::Tiled { w: 8, h: 4 })
-        );
-        assert!(parse_variant("tiles").is_err());
-    }
-
-    #[test]
-    fn table_then_one_json_object_on_the_last_line() {
-        let mut out = Vec::new();
-        run(&args(&[(16, 9), (5, 3)], true, Backend::Cpu), &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        // Header, column titles, one row per case, then the JSON.
-        assert_eq!(lines.len(), 2 + CASES.len() + 1);
-        assert!(lines[1].contains("16x9") && lines[1].contains("5x3"));
-        assert!(lines[2].starts_with("filter2d 3x3 u8"));
-        let v: Value = serde_json::from_str(lines[lines.len() - 1]).unwrap();
-        assert_eq!(v["backend"], "cpu");
-        let results = v["results"].as_array().unwrap();
-        assert_eq!(results.len(), CASES.len() * 2);
-        assert_eq!(results[0]["case"], "filter2d_3x3_u8");
-        assert_eq!(results[1]["width"], 5);
-        assert!(results
-            .iter()
-            .all(|r| r["median_ms"].as_f64().unwrap() >= 0.0));
-        assert_eq!(v["dense_kernels"]["7x7"].as_array().unwrap().len(), 49);
-    }
-
-    #[test]
-    fn cases_select_rows_and_unknown_ids_are_named() {
-        let mut a = args(&[(4, 4)], false, Backend::Cpu);
-        let Suite::Filter(f) = &mut a.suite else {
-            unreachable!("args() builds a filter suite")
-        };
-        f.cases = vec!["box_5_u8".into(), "filter2d_7x7_f32".into()];
-        let mut out = Vec::new();
-        run(&a, &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        let rows: Vec<&str> = text.lines().skip(2).collect();
-        // Catalogue order, whatever the order given.
-        assert_eq!(rows.len(), 2);
-        assert!(rows[0].starts_with("filter2d 7x7 f32") && rows[1].starts_with("box 5x5 u8"));
-
-        let Suite::Filter(f) = &mut a.suite else {
-            unreachable!("args() builds a filter suite")
-        };
-        f.cases = vec!["box_3_u8".into()];
-        let err = format!("{:#}", run(&a, &mut Vec::new()).unwrap_err());
-        assert!(
-            err.contains("'box_3_u8'") && err.contains("box_5_u8"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn without_json_only_the_table_is_printed() {
-        let mut out = Vec::new();
-        run(&args(&[(4, 4)], false, Backend::Cpu), &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert_eq!(text.lines().count(), 2 + CASES.len());
-        assert!(!text.contains('{'));
-    }
-}
+mod tests;
