@@ -212,9 +212,10 @@ impl Context {
         Ok(self.image(storage, ptr, width, height))
     }
 
-    /// Copies `src` into `dst` (same size) and returns as soon as `src` may be reused; the
-    /// copy itself is queued. A mapped `dst` is written by the CPU after the stream has drained
-    /// (a queued kernel may still read it).
+    /// Copies `src` into `dst` (same size) and waits for the copy, so `src` may be reused or
+    /// freed on return whatever kind of host memory it is (an async copy from page-locked memory
+    /// would still be reading it). A mapped `dst` is written by the CPU after the stream has
+    /// drained (a queued kernel may still read it).
     ///
     /// Errors: `Invalid(SizeMismatch)` unless the sizes match; [`Error::Device`].
     pub fn upload<T: Pixel>(&self, src: &ImageView<'_, T>, dst: &mut DeviceImage<T>) -> Result<()> {
@@ -230,10 +231,10 @@ impl Context {
         }
         self.bind()?;
         if src.stride() == src.width() {
-            // SAFETY: the packed view holds exactly the image's `len()` elements; a pageable
-            // source is staged before the call returns, so the borrow may end then.
+            // SAFETY: the packed view holds exactly the image's `len()` elements and stays
+            // borrowed until the stream sync below has seen the copy finish.
             unsafe { result::memcpy_htod_async(dst.ptr, src.as_slice(), self.stream.cu_stream()) }
-                .map_err(driver("cuMemcpyHtoDAsync"))
+                .map_err(driver("cuMemcpyHtoDAsync"))?;
         } else {
             let elem = T::FORMAT.bytes();
             let copy = sys::CUDA_MEMCPY2D {
@@ -248,11 +249,13 @@ impl Context {
                 ..memcpy2d_zeroed()
             };
             // SAFETY: the view's slice spans `stride·(h−1)+w` elements, exactly what the 2-D
-            // copy reads; `dst` holds `h` packed rows; staged before return, as above.
+            // copy reads; `dst` holds `h` packed rows; the source stays borrowed until the
+            // stream sync below.
             check("cuMemcpy2DAsync", unsafe {
                 sys::cuMemcpy2DAsync_v2(&copy, self.stream.cu_stream())
-            })
+            })?;
         }
+        self.stream_sync()
     }
 
     /// Copies `src` into `dst` (same size), after all work queued before it, and waits.
