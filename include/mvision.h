@@ -125,13 +125,14 @@ typedef uint32_t mv_status;
 
 /**
  * An image resident on one backend. Opaque; create with `mv_buffer_create`, free with
- * `mv_buffer_destroy`.
+ * `mv_buffer_destroy`. Usable from any thread, by one call at a time.
  */
 typedef struct mv_buffer mv_buffer;
 
 /**
  * An execution context: the CPU plus the GPU devices it was created with. Opaque; create with
- * `mv_context_create` or `mv_context_create_device`, free with `mv_context_destroy`.
+ * `mv_context_create` or `mv_context_create_device`, free with `mv_context_destroy`. May be
+ * shared between threads; `mv_context_destroy` must not race with other calls on it.
  */
 typedef struct mv_context mv_context;
 

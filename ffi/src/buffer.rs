@@ -7,6 +7,9 @@
 //! (`MV_STATUS_BACKEND_MISMATCH` otherwise), and an output may not be one of the inputs
 //! (`MV_STATUS_OVERLAP`). Results equal the immediate functions' (`mv_filter2d`…) exactly for
 //! integer formats and within 1e-5 relative for `F32`.
+//!
+//! Threads: contexts and buffers may be used from any thread, but a buffer must not be used by
+//! two calls at the same time (the caller serialises them, as for any mutable object).
 
 use crate::context::{mv_backend, mv_context, one_backend};
 use crate::image::{
@@ -20,7 +23,7 @@ use mvision_core::{ImageView, Pixel};
 use mvision_runtime::{ops, Image, Variant};
 
 /// An image resident on one backend. Opaque; create with `mv_buffer_create`, free with
-/// `mv_buffer_destroy`.
+/// `mv_buffer_destroy`. Usable from any thread, by one call at a time.
 pub struct mv_buffer {
     image: AnyImage,
 }

@@ -23,7 +23,8 @@ pub const MV_BACKEND_CUDA: mv_backend = 4;
 pub const MV_BACKEND_ALL: mv_backend = MV_BACKEND_CPU | MV_BACKEND_OPENCL | MV_BACKEND_CUDA;
 
 /// An execution context: the CPU plus the GPU devices it was created with. Opaque; create with
-/// `mv_context_create` or `mv_context_create_device`, free with `mv_context_destroy`.
+/// `mv_context_create` or `mv_context_create_device`, free with `mv_context_destroy`. May be
+/// shared between threads; `mv_context_destroy` must not race with other calls on it.
 pub struct mv_context {
     pub(crate) inner: Context,
 }

@@ -104,3 +104,16 @@ impl Context {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The C API documents contexts and images as usable from any thread (one call at a time
+    /// per image); that rests on these bounds.
+    #[test]
+    fn contexts_and_images_can_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<crate::Context>();
+        send_sync::<crate::Image<u8>>();
+        send_sync::<crate::Image<f32>>();
+    }
+}
