@@ -6,14 +6,15 @@
  * same order as the CPU engine (kernel row-major; horizontal before vertical).
  *
  * Tiled kernels run with a work-group of exactly MV_TILE_W x MV_TILE_H (MV_KERNEL_TILED). Each
- * group loads the (MV_TILE_W + k - 1) x (MV_TILE_H + k - 1) halo tile its outputs need into
- * local memory once (the 8 x 4 group of a 3 x 3 filter reads 60 pixels instead of 288), then
- * computes from it. Local arrays are sized for the largest kernel, MV_MAX_KSIZE, so one program
- * serves every kernel size.
+ * group loads the halo tile its outputs need into local memory once, then computes from it.
+ * Local arrays are sized for the largest kernel, MV_MAX_KSIZE, so one program serves every
+ * kernel size. The tiled dense and separable filters compute several outputs per work-item (see
+ * their section below); the naive filters and Sobel one.
  *
- * Needs border.h and fixed_point.h; from the prelude MV_KERNEL, MV_KERNEL_TILED, MV_GLOBAL, MV_CONSTANT, MV_LOCAL,
- * MV_LOCAL_ARRAY, MV_BARRIER, MV_INLINE, the MV_GID/LID/GROUP/LSIZE indices and the mv_ types;
- * generated: MV_MAX_KSIZE, MV_TILE_W, MV_TILE_H. */
+ * Needs border.h and fixed_point.h; from the prelude MV_KERNEL, MV_KERNEL_TILED, MV_GLOBAL,
+ * MV_CONSTANT, MV_LOCAL, MV_LOCAL_ARRAY, MV_BARRIER, MV_INLINE, MV_UNROLL, MV_BYTE, MV_PACK4, the
+ * MV_GID/LID/GROUP/LSIZE indices, the mv_ types and vector types; generated: MV_MAX_KSIZE,
+ * MV_PX_U8, MV_PX_F32, MV_TILE_W, MV_TILE_H. */
 
 #ifndef MV_TILE_W
 #define MV_TILE_W 16
@@ -21,10 +22,6 @@
 #ifndef MV_TILE_H
 #define MV_TILE_H 16
 #endif
-
-/* Row pitch and row count of the largest halo tile. */
-#define MV_HALO_W (MV_TILE_W + MV_MAX_KSIZE - 1)
-#define MV_HALO_H (MV_TILE_H + MV_MAX_KSIZE - 1)
 
 /* mv_load_halo_<T>: the work-group cooperatively copies the tw x th source window whose top-left
  * pixel is (x0, y0) (border applied) into `tile` (row pitch `pitch`). Every work-item must call
@@ -43,65 +40,23 @@
         }                                                                                         \
     }
 
-/* mv_conv_global_<T> / mv_conv_tile_<T>: the k x k correlation sum at one output pixel, read
- * straight from global memory (border per tap) or from a halo tile (`t` points at the window's
- * top-left pixel). Same summation order as the CPU: kernel row-major, acc = acc + c * p. */
-#define MV_DEFINE_CONV(SUFFIX, PIX, ACC)                                                       \
-    MV_INLINE ACC mv_conv_global_##SUFFIX(MV_GLOBAL const PIX* src, int stride, int w, int h,  \
-                                          int x, int y, MV_CONSTANT ACC* c, int k, int mode,   \
-                                          ACC value)                                           \
-    {                                                                                          \
-        int r = k / 2;                                                                         \
-        ACC acc = 0;                                                                           \
-        for (int ty = 0; ty < k; ++ty) {                                                       \
-            for (int tx = 0; tx < k; ++tx) {                                                   \
-                ACC p = mv_fetch_##SUFFIX(src, stride, w, h, x + tx - r, y + ty - r, mode,     \
-                                          value);                                              \
-                acc = acc + c[ty * k + tx] * p;                                                \
-            }                                                                                  \
-        }                                                                                      \
-        return acc;                                                                            \
-    }                                                                                          \
-    MV_INLINE ACC mv_conv_tile_##SUFFIX(MV_LOCAL const PIX* t, int pitch, MV_CONSTANT ACC* c,  \
-                                        int k)                                                 \
-    {                                                                                          \
-        ACC acc = 0;                                                                           \
-        for (int ty = 0; ty < k; ++ty) {                                                       \
-            for (int tx = 0; tx < k; ++tx) {                                                   \
-                acc = acc + c[ty * k + tx] * (ACC)t[ty * pitch + tx];                          \
-            }                                                                                  \
-        }                                                                                      \
-        return acc;                                                                            \
-    }
-
-/* mv_sep_rows_<T>: horizontal pass of a separable filter over a loaded halo tile: for each of
- * the `th` tile rows and each of the MV_TILE_W output columns, sum kx along the row into `rows`
- * (row pitch MV_TILE_W). Cooperative; a barrier must follow.
- * mv_sep_column_<T>: vertical pass at one output pixel (`t` points at its column in the first
- * row it needs). */
-#define MV_DEFINE_SEP(SUFFIX, PIX, ACC)                                                          \
-    MV_INLINE void mv_sep_rows_##SUFFIX(MV_LOCAL const PIX* halo, MV_LOCAL ACC* rows,            \
-                                        MV_CONSTANT ACC* kx, int kx_len, int th)                 \
-    {                                                                                            \
-        int n = MV_LSIZE_X * MV_LSIZE_Y;                                                         \
-        for (int i = MV_LID_Y * MV_LSIZE_X + MV_LID_X; i < MV_TILE_W * th; i += n) {             \
-            int hy = i / MV_TILE_W;                                                              \
-            int hx = i - hy * MV_TILE_W;                                                         \
-            MV_LOCAL const PIX* p = halo + hy * MV_HALO_W + hx;                                  \
-            ACC acc = 0;                                                                         \
-            for (int t = 0; t < kx_len; ++t) {                                                   \
-                acc = acc + kx[t] * (ACC)p[t];                                                   \
-            }                                                                                    \
-            rows[i] = acc;                                                                       \
-        }                                                                                        \
-    }                                                                                            \
-    MV_INLINE ACC mv_sep_column_##SUFFIX(MV_LOCAL const ACC* t, MV_CONSTANT ACC* ky, int ky_len) \
-    {                                                                                            \
-        ACC acc = 0;                                                                             \
-        for (int i = 0; i < ky_len; ++i) {                                                       \
-            acc = acc + ky[i] * t[i * MV_TILE_W];                                                \
-        }                                                                                        \
-        return acc;                                                                              \
+/* mv_conv_global_<T>: the k x k correlation sum at one output pixel, read straight from global
+ * memory (border per tap). Same summation order as the CPU: kernel row-major, acc = acc + c * p. */
+#define MV_DEFINE_CONV(SUFFIX, PIX, ACC)                                                      \
+    MV_INLINE ACC mv_conv_global_##SUFFIX(MV_GLOBAL const PIX* src, int stride, int w, int h, \
+                                          int x, int y, MV_CONSTANT ACC* c, int k, int mode,  \
+                                          ACC value)                                          \
+    {                                                                                         \
+        int r = k / 2;                                                                        \
+        ACC acc = 0;                                                                          \
+        for (int ty = 0; ty < k; ++ty) {                                                      \
+            for (int tx = 0; tx < k; ++tx) {                                                  \
+                ACC p = mv_fetch_##SUFFIX(src, stride, w, h, x + tx - r, y + ty - r, mode,    \
+                                          value);                                             \
+                acc = acc + c[ty * k + tx] * p;                                               \
+            }                                                                                 \
+        }                                                                                     \
+        return acc;                                                                           \
     }
 
 /* mv_sobel3_<T>: one 3 x 3 Sobel derivative from a halo tile (`t` at the window's top-left):
@@ -126,8 +81,6 @@ MV_DEFINE_LOAD_HALO(u8, mv_u8, mv_i32)
 MV_DEFINE_LOAD_HALO(f32, float, float)
 MV_DEFINE_CONV(u8, mv_u8, mv_i32)
 MV_DEFINE_CONV(f32, float, float)
-MV_DEFINE_SEP(u8, mv_u8, mv_i32)
-MV_DEFINE_SEP(f32, float, float)
 MV_DEFINE_SOBEL(u8, mv_u8, mv_i32)
 MV_DEFINE_SOBEL(f32, float, float)
 
@@ -160,25 +113,448 @@ MV_KERNEL mv_filter2d_f32_naive(MV_GLOBAL const float* src, int src_stride, MV_G
                                                  ksize, border_mode, border_value);
 }
 
+/* ---- Tiled dense and separable filters: several outputs per work-item ------------------ *
+ *
+ * A work-item of a tiled dense or separable filter computes MV_PX_<T> horizontally adjacent
+ * output pixels (MV_PX_U8 = 8, MV_PX_F32 = 4, generated from the host's constants), so a work-group
+ * covers (MV_TILE_W * MV_PX_<T>) x MV_TILE_H outputs and the host launches
+ * ceil(width / (MV_TILE_W * MV_PX_<T>)) groups along x. Each work-item slides a window of
+ * MV_PX_<T> + k - 1 halo pixels, read with aligned wide loads, across one kernel row at a time,
+ * so each halo pixel is read once per kernel row instead of once per tap. Kernel sizes 3, 5 and
+ * 7 run fully unrolled code (coefficients in registers); every other size runs the same scheme
+ * with loops. Summation order per output is unchanged: kernel row-major for dense filters,
+ * horizontal then vertical for separable ones. */
+
+#if MV_PX_U8 % 8 != 0 || MV_PX_F32 % 4 != 0
+#error "MV_PX_U8 must be a multiple of 8 and MV_PX_F32 a multiple of 4"
+#endif
+
+/* Row pitch of the halo tiles (elements): outputs of the group plus room for the largest
+ * kernel's apron and for the last window's wide loads, a multiple of 8 bytes (u8) / 16 bytes
+ * (f32) so that every work-item's window starts aligned. */
+#define MV_HP_U8 (MV_TILE_W * MV_PX_U8 + 16)
+#define MV_HP_F32 (MV_TILE_W * MV_PX_F32 + 16)
+/* Rows of the largest halo tile. */
+#define MV_HR (MV_TILE_H + MV_MAX_KSIZE - 1)
+/* Row pitch (elements) of the separable filters' horizontal-pass rows. */
+#define MV_RW_U8 (MV_TILE_W * MV_PX_U8)
+#define MV_RW_F32 (MV_TILE_W * MV_PX_F32)
+/* Halo rows each work-item of a separable filter passes horizontally, at most. */
+#define MV_SEP_ITERS ((MV_HR + MV_TILE_H - 1) / MV_TILE_H)
+/* The dense filters compute two output rows per work-item: halo rows of their largest tile, and
+ * how many each work-item copies, at most. */
+#define MV_HR2 (2 * MV_TILE_H + MV_MAX_KSIZE - 1)
+#define MV_DENSE_ITERS ((MV_HR2 + MV_TILE_H - 1) / MV_TILE_H)
+#define MV_MAXI(a, b) ((a) > (b) ? (a) : (b))
+/* Local arrays, in 16-byte vectors (16-byte aligned). The separable filters reuse the halo's
+ * memory for the rows of their horizontal pass. */
+#define MV_DENSE_U8_VECS ((MV_HP_U8 * MV_HR2 + 15) / 16)
+#define MV_DENSE_F32_VECS (MV_HP_F32 * MV_HR2 / 4)
+#define MV_SEP_U8_VECS MV_MAXI((MV_HP_U8 * MV_HR + 15) / 16, MV_RW_U8 * MV_HR / 4)
+#define MV_SEP_F32_VECS MV_MAXI(MV_HP_F32 * MV_HR / 4, MV_RW_F32 * MV_HR / 4)
+
+/* Columns and rows of the largest halo tile each work-item of a tiled dense or separable filter
+ * copies, at most. */
+#define MV_FILL_NX(PX) ((PX) + (MV_MAX_KSIZE - 1 + MV_TILE_W - 1) / MV_TILE_W)
+
+/* mv_fill_<T>: the work-group copies the tw x th source window whose top-left pixel is (x0, y0)
+ * into `tile` (row pitch `pitch`), without divisions: work-item (lx, ly) copies the pixels
+ * (lx + i * MV_TILE_W, ly + j * MV_TILE_H), issuing all its loads before its stores so that
+ * they overlap. When the window lies inside the image no border is mapped at all. Every
+ * work-item must call it; a barrier must follow. */
+#define MV_DEFINE_FILL(SUFFIX, PIX, VAL, PX, MV_FILL_NY)                                         \
+    MV_INLINE void mv_fill_##SUFFIX(MV_LOCAL PIX* tile, int pitch, MV_GLOBAL const PIX* src,     \
+                                    int stride, int w, int h, int x0, int y0, int tw, int th,    \
+                                    int mode, VAL value)                                         \
+    {                                                                                            \
+        PIX v[MV_FILL_NY][MV_FILL_NX(PX)];                                                       \
+        if (x0 >= 0 && y0 >= 0 && x0 + tw <= w && y0 + th <= h) {                               \
+            MV_GLOBAL const PIX* s = src + (y0 + MV_LID_Y) * stride + x0 + MV_LID_X;             \
+            MV_UNROLL for (int j = 0; j < MV_FILL_NY; ++j)                                       \
+            {                                                                                    \
+                MV_UNROLL for (int i = 0; i < MV_FILL_NX(PX); ++i)                               \
+                {                                                                                \
+                    if (MV_LID_Y + j * MV_TILE_H < th && MV_LID_X + i * MV_TILE_W < tw) {        \
+                        v[j][i] = s[j * MV_TILE_H * stride + i * MV_TILE_W];                     \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        } else {                                                                                 \
+            MV_UNROLL for (int j = 0; j < MV_FILL_NY; ++j)                                       \
+            {                                                                                    \
+                int sy = mv_border_index(y0 + MV_LID_Y + j * MV_TILE_H, h, mode);                \
+                MV_GLOBAL const PIX* s = src + (sy < 0 ? 0 : sy) * stride;                       \
+                MV_UNROLL for (int i = 0; i < MV_FILL_NX(PX); ++i)                               \
+                {                                                                                \
+                    if (MV_LID_Y + j * MV_TILE_H < th && MV_LID_X + i * MV_TILE_W < tw) {        \
+                        int sx = mv_border_index(x0 + MV_LID_X + i * MV_TILE_W, w, mode);        \
+                        v[j][i] = (sx < 0 || sy < 0) ? (PIX)value : s[sx];                       \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+        MV_LOCAL PIX* d = tile + MV_LID_Y * pitch + MV_LID_X;                                    \
+        MV_UNROLL for (int j = 0; j < MV_FILL_NY; ++j)                                           \
+        {                                                                                        \
+            MV_UNROLL for (int i = 0; i < MV_FILL_NX(PX); ++i)                                   \
+            {                                                                                    \
+                if (MV_LID_Y + j * MV_TILE_H < th && MV_LID_X + i * MV_TILE_W < tw) {            \
+                    d[j * MV_TILE_H * pitch + i * MV_TILE_W] = v[j][i];                          \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
+MV_DEFINE_FILL(u8, mv_u8, mv_i32, MV_PX_U8, MV_SEP_ITERS)
+MV_DEFINE_FILL(f32, float, float, MV_PX_F32, MV_SEP_ITERS)
+MV_DEFINE_FILL(u8d, mv_u8, mv_i32, MV_PX_U8, MV_DENSE_ITERS)
+MV_DEFINE_FILL(f32d, float, float, MV_PX_F32, MV_DENSE_ITERS)
+
+/* The halo tiles of the tiled dense and separable filters: halo column c holds image column
+ * xb - MV_APRON(r) + c, where xb is the group's first output column and r the horizontal kernel
+ * radius; the apron is r rounded up to a multiple of 4 (at most 8), so that inside the image
+ * whole 4-pixel vectors can be copied, and a work-item's window for a kernel of radius r starts
+ * MV_APRON(r) - r pixels after its aligned first output column. */
+#define MV_APRON(r) (((r) + 3) & ~3)
+/* Vectors of 4 pixels per halo row each work-item copies, at most. */
+#define MV_FILL_NV(PX) ((PX) / 4 + (16 / 4 + MV_TILE_W - 1) / MV_TILE_W)
+
+/* mv_halo_<T>: fills the halo tile of a group whose first output column is xb, for a kernel of
+ * horizontal radius r, with the th source rows from y0 on. Inside the
+ * image, with rows and buffer aligned to 4 pixels (16 bytes for f32), by whole vectors; else
+ * pixel by pixel with the border applied. Every work-item must call it; a barrier must follow. */
+#define MV_DEFINE_HALO(SUFFIX, PIX, VAL, VEC, PX, MV_FILL_NY)                                    \
+    MV_INLINE void mv_halo_##SUFFIX(MV_LOCAL PIX* tile, int pitch, MV_GLOBAL const PIX* src,     \
+                                    int stride, int w, int h, int xb, int y0, int r, int th,     \
+                                    int mode, VAL value)                                         \
+    {                                                                                            \
+        int a = MV_APRON(r);                                                                     \
+        int x0 = xb - a;                                                                         \
+        int nv = (MV_TILE_W * PX + 2 * a) / 4;                                                   \
+        if ((stride & 3) == 0 && ((mv_u64)src & 15) == 0 && x0 >= 0 && x0 + 4 * nv <= w &&      \
+            y0 >= 0 && y0 + th <= h) {                                                           \
+            VEC v[MV_FILL_NY][MV_FILL_NV(PX)];                                                   \
+            MV_GLOBAL const VEC* s =                                                             \
+                (MV_GLOBAL const VEC*)(src + (y0 + MV_LID_Y) * stride + x0) + MV_LID_X;          \
+            int vs = stride / 4;                                                                 \
+            MV_UNROLL for (int j = 0; j < MV_FILL_NY; ++j)                                       \
+            {                                                                                    \
+                MV_UNROLL for (int i = 0; i < MV_FILL_NV(PX); ++i)                               \
+                {                                                                                \
+                    if (MV_LID_Y + j * MV_TILE_H < th && MV_LID_X + i * MV_TILE_W < nv) {        \
+                        v[j][i] = s[j * MV_TILE_H * vs + i * MV_TILE_W];                         \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+            MV_LOCAL VEC* d = (MV_LOCAL VEC*)(tile + MV_LID_Y * pitch) + MV_LID_X;               \
+            MV_UNROLL for (int j = 0; j < MV_FILL_NY; ++j)                                       \
+            {                                                                                    \
+                MV_UNROLL for (int i = 0; i < MV_FILL_NV(PX); ++i)                               \
+                {                                                                                \
+                    if (MV_LID_Y + j * MV_TILE_H < th && MV_LID_X + i * MV_TILE_W < nv) {        \
+                        d[j * MV_TILE_H * (pitch / 4) + i * MV_TILE_W] = v[j][i];                \
+                    }                                                                            \
+                }                                                                                \
+            }                                                                                    \
+        } else {                                                                                 \
+            mv_fill_##SUFFIX(tile + (a - r), pitch, src, stride, w, h, xb - r, y0,               \
+                             MV_TILE_W * PX + 2 * r, th, mode, value);                           \
+        }                                                                                        \
+    }
+
+MV_DEFINE_HALO(u8, mv_u8, mv_i32, mv_u32, MV_PX_U8, MV_SEP_ITERS)
+MV_DEFINE_HALO(f32, float, float, mv_f32x4, MV_PX_F32, MV_SEP_ITERS)
+MV_DEFINE_HALO(u8d, mv_u8, mv_i32, mv_u32, MV_PX_U8, MV_DENSE_ITERS)
+MV_DEFINE_HALO(f32d, float, float, mv_f32x4, MV_PX_F32, MV_DENSE_ITERS)
+
+/* MV_WINDOW_<T>(win, p, n): win[0 .. n) = the n halo pixels from p on (n a multiple of 8 for u8,
+ * of 4 for f32; p aligned to 8 / 16 bytes), widened to the accumulator type. */
+#define MV_WINDOW_U8(win, p, n)                                                    \
+    MV_UNROLL for (int q_ = 0; q_ < (n) / 8; ++q_)                                 \
+    {                                                                              \
+        mv_u32x2 v_ = ((MV_LOCAL const mv_u32x2*)(p))[q_];                         \
+        win[8 * q_ + 0] = (mv_i32)MV_BYTE(v_.x, 0);                                \
+        win[8 * q_ + 1] = (mv_i32)MV_BYTE(v_.x, 1);                                \
+        win[8 * q_ + 2] = (mv_i32)MV_BYTE(v_.x, 2);                                \
+        win[8 * q_ + 3] = (mv_i32)MV_BYTE(v_.x, 3);                                \
+        win[8 * q_ + 4] = (mv_i32)MV_BYTE(v_.y, 0);                                \
+        win[8 * q_ + 5] = (mv_i32)MV_BYTE(v_.y, 1);                                \
+        win[8 * q_ + 6] = (mv_i32)MV_BYTE(v_.y, 2);                                \
+        win[8 * q_ + 7] = (mv_i32)MV_BYTE(v_.y, 3);                                \
+    }
+#define MV_WINDOW_F32(win, p, n)                                                   \
+    MV_UNROLL for (int q_ = 0; q_ < (n) / 4; ++q_)                                 \
+    {                                                                              \
+        mv_f32x4 v_ = ((MV_LOCAL const mv_f32x4*)(p))[q_];                         \
+        win[4 * q_ + 0] = v_.x;                                                    \
+        win[4 * q_ + 1] = v_.y;                                                    \
+        win[4 * q_ + 2] = v_.z;                                                    \
+        win[4 * q_ + 3] = v_.w;                                                    \
+    }
+
+/* Where a work-item's window for a k-tap row starts after its first output column (k <= 9, the
+ * apron being 4), and the window's length, whole wide loads from the aligned first column. */
+#define MV_WOFF(k) (4 - (k) / 2)
+#define MV_NWIN_U8(k) (((MV_WOFF(k) + MV_PX_U8 + (k) - 1 + 7) / 8) * 8)
+#define MV_NWIN_F32(k) (((MV_WOFF(k) + MV_PX_F32 + (k) - 1 + 3) / 4) * 4)
+
+/* mv_dense_<T>_k<K>(t, pitch, c, acc, acc1): the PX dense K x K sums of a work-item's outputs in
+ * two consecutive rows (acc: the first, acc1: the next; the K + 1 halo rows they need are read
+ * once), t being its first output column in the first halo row it needs (aligned as
+ * MV_WINDOW_<T> needs; the windows start MV_WOFF(K) further). mv_dense_<T>_any: one row, any k,
+ * with loops, t pointing at the first window itself. */
+#define MV_DEFINE_DENSE_K(SUFFIX, PIX, ACC, PX, WINDOW, NWIN, K)                            \
+    MV_INLINE void mv_dense_##SUFFIX##_k##K(MV_LOCAL const PIX* t, int pitch,               \
+                                            MV_CONSTANT ACC* c, ACC* acc, ACC* acc1)        \
+    {                                                                                       \
+        MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
+        {                                                                                   \
+            acc[j] = 0;                                                                     \
+            acc1[j] = 0;                                                                    \
+        }                                                                                   \
+        MV_UNROLL for (int ty = 0; ty <= K; ++ty)                                           \
+        {                                                                                   \
+            ACC win[NWIN(K)];                                                               \
+            WINDOW(win, t + ty * pitch, NWIN(K))                                            \
+            if (ty < K) {                                                                   \
+                MV_UNROLL for (int tx = 0; tx < K; ++tx)                                    \
+                {                                                                           \
+                    ACC ck = c[ty * K + tx];                                                \
+                    MV_UNROLL for (int j = 0; j < PX; ++j)                                  \
+                    {                                                                       \
+                        acc[j] = acc[j] + ck * win[MV_WOFF(K) + j + tx];                    \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+            if (ty > 0) {                                                                   \
+                MV_UNROLL for (int tx = 0; tx < K; ++tx)                                    \
+                {                                                                           \
+                    ACC ck = c[(ty - 1) * K + tx];                                          \
+                    MV_UNROLL for (int j = 0; j < PX; ++j)                                  \
+                    {                                                                       \
+                        acc1[j] = acc1[j] + ck * win[MV_WOFF(K) + j + tx];                  \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+    }
+#define MV_DEFINE_DENSE_ANY(SUFFIX, PIX, ACC, PX)                                           \
+    MV_INLINE void mv_dense_##SUFFIX##_any(MV_LOCAL const PIX* t, int pitch,                \
+                                           MV_CONSTANT ACC* c, int k, ACC* acc)             \
+    {                                                                                       \
+        MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
+        {                                                                                   \
+            acc[j] = 0;                                                                     \
+        }                                                                                   \
+        for (int ty = 0; ty < k; ++ty) {                                                    \
+            for (int tx = 0; tx < k; ++tx) {                                                \
+                ACC ck = c[ty * k + tx];                                                    \
+                MV_UNROLL for (int j = 0; j < PX; ++j)                                      \
+                {                                                                           \
+                    acc[j] = acc[j] + ck * (ACC)t[ty * pitch + j + tx];                     \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+/* mv_hrow_<T>_k<K>(p, kx, h): the PX horizontal sums of a separable filter's row pass, p as t
+ * above; mv_hrow_<T>_any for any length, p pointing at the first window.
+ * mv_vcol_<T>_k<K>(col, ky, acc): the PX vertical sums over the rows array, output j's column
+ * being col[j * MV_TILE_W] (rows of pitch RW); mv_vcol_<T>_any for any length. */
+#define MV_DEFINE_SEP_K(SUFFIX, PIX, ACC, PX, WINDOW, NWIN, RW, K)                          \
+    MV_INLINE void mv_hrow_##SUFFIX##_k##K(MV_LOCAL const PIX* p, MV_CONSTANT ACC* kx,      \
+                                           ACC* h)                                          \
+    {                                                                                       \
+        ACC win[NWIN(K)];                                                                   \
+        WINDOW(win, p, NWIN(K))                                                             \
+        MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
+        {                                                                                   \
+            h[j] = 0;                                                                       \
+        }                                                                                   \
+        MV_UNROLL for (int t = 0; t < K; ++t)                                               \
+        {                                                                                   \
+            ACC ck = kx[t];                                                                 \
+            MV_UNROLL for (int j = 0; j < PX; ++j)                                          \
+            {                                                                               \
+                h[j] = h[j] + ck * win[MV_WOFF(K) + j + t];                                        \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    MV_INLINE void mv_vcol_##SUFFIX##_k##K(MV_LOCAL const ACC* col, MV_CONSTANT ACC* ky,    \
+                                           ACC* acc)                                        \
+    {                                                                                       \
+        MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
+        {                                                                                   \
+            acc[j] = 0;                                                                     \
+        }                                                                                   \
+        MV_UNROLL for (int i = 0; i < K; ++i)                                               \
+        {                                                                                   \
+            ACC ck = ky[i];                                                                 \
+            MV_UNROLL for (int j = 0; j < PX; ++j)                                          \
+            {                                                                               \
+                acc[j] = acc[j] + ck * col[i * RW + j * MV_TILE_W];                         \
+            }                                                                               \
+        }                                                                                   \
+    }
+#define MV_DEFINE_SEP_ANY(SUFFIX, PIX, ACC, PX, RW)                                         \
+    MV_INLINE void mv_hrow_##SUFFIX##_any(MV_LOCAL const PIX* p, MV_CONSTANT ACC* kx,       \
+                                          int n, ACC* h)                                    \
+    {                                                                                       \
+        MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
+        {                                                                                   \
+            h[j] = 0;                                                                       \
+        }                                                                                   \
+        for (int t = 0; t < n; ++t) {                                                       \
+            ACC ck = kx[t];                                                                 \
+            MV_UNROLL for (int j = 0; j < PX; ++j)                                          \
+            {                                                                               \
+                h[j] = h[j] + ck * (ACC)p[j + t];                                           \
+            }                                                                               \
+        }                                                                                   \
+    }                                                                                       \
+    MV_INLINE void mv_vcol_##SUFFIX##_any(MV_LOCAL const ACC* col, MV_CONSTANT ACC* ky,     \
+                                          int n, ACC* acc)                                  \
+    {                                                                                       \
+        MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
+        {                                                                                   \
+            acc[j] = 0;                                                                     \
+        }                                                                                   \
+        for (int i = 0; i < n; ++i) {                                                       \
+            ACC ck = ky[i];                                                                 \
+            MV_UNROLL for (int j = 0; j < PX; ++j)                                          \
+            {                                                                               \
+                acc[j] = acc[j] + ck * col[i * RW + j * MV_TILE_W];                         \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+MV_DEFINE_DENSE_K(u8, mv_u8, mv_i32, MV_PX_U8, MV_WINDOW_U8, MV_NWIN_U8, 3)
+MV_DEFINE_DENSE_K(u8, mv_u8, mv_i32, MV_PX_U8, MV_WINDOW_U8, MV_NWIN_U8, 5)
+MV_DEFINE_DENSE_K(u8, mv_u8, mv_i32, MV_PX_U8, MV_WINDOW_U8, MV_NWIN_U8, 7)
+MV_DEFINE_DENSE_ANY(u8, mv_u8, mv_i32, MV_PX_U8)
+MV_DEFINE_DENSE_K(f32, float, float, MV_PX_F32, MV_WINDOW_F32, MV_NWIN_F32, 3)
+MV_DEFINE_DENSE_K(f32, float, float, MV_PX_F32, MV_WINDOW_F32, MV_NWIN_F32, 5)
+MV_DEFINE_DENSE_K(f32, float, float, MV_PX_F32, MV_WINDOW_F32, MV_NWIN_F32, 7)
+MV_DEFINE_DENSE_ANY(f32, float, float, MV_PX_F32)
+MV_DEFINE_SEP_K(u8, mv_u8, mv_i32, MV_PX_U8, MV_WINDOW_U8, MV_NWIN_U8, MV_RW_U8, 3)
+MV_DEFINE_SEP_K(u8, mv_u8, mv_i32, MV_PX_U8, MV_WINDOW_U8, MV_NWIN_U8, MV_RW_U8, 5)
+MV_DEFINE_SEP_K(u8, mv_u8, mv_i32, MV_PX_U8, MV_WINDOW_U8, MV_NWIN_U8, MV_RW_U8, 7)
+MV_DEFINE_SEP_ANY(u8, mv_u8, mv_i32, MV_PX_U8, MV_RW_U8)
+MV_DEFINE_SEP_K(f32, float, float, MV_PX_F32, MV_WINDOW_F32, MV_NWIN_F32, MV_RW_F32, 3)
+MV_DEFINE_SEP_K(f32, float, float, MV_PX_F32, MV_WINDOW_F32, MV_NWIN_F32, MV_RW_F32, 5)
+MV_DEFINE_SEP_K(f32, float, float, MV_PX_F32, MV_WINDOW_F32, MV_NWIN_F32, MV_RW_F32, 7)
+MV_DEFINE_SEP_ANY(f32, float, float, MV_PX_F32, MV_RW_F32)
+
+/* mv_store_px_<T>(d, idx, left, o): writes the PX outputs o[] to d[0 .. PX), only those below
+ * `left`, with aligned wide stores when all PX are inside the row and element index idx of the
+ * image (its buffer being aligned) allows them. */
+MV_INLINE void mv_store_px_u8(MV_GLOBAL mv_u8* d, int idx, int left, const mv_u32* o)
+{
+    if (left >= MV_PX_U8 && (idx & 7) == 0) {
+        MV_UNROLL for (int q = 0; q < MV_PX_U8 / 8; ++q)
+        {
+            mv_u32x2 v;
+            v.x = MV_PACK4(o[8 * q + 0], o[8 * q + 1], o[8 * q + 2], o[8 * q + 3]);
+            v.y = MV_PACK4(o[8 * q + 4], o[8 * q + 5], o[8 * q + 6], o[8 * q + 7]);
+            ((MV_GLOBAL mv_u32x2*)d)[q] = v;
+        }
+    } else {
+        MV_UNROLL for (int j = 0; j < MV_PX_U8; ++j)
+        {
+            if (j < left) {
+                d[j] = (mv_u8)o[j];
+            }
+        }
+    }
+}
+
+MV_INLINE void mv_store_px_f32(MV_GLOBAL float* d, int idx, int left, const float* o)
+{
+    if (left >= MV_PX_F32 && (idx & 3) == 0) {
+        MV_UNROLL for (int q = 0; q < MV_PX_F32 / 4; ++q)
+        {
+            mv_f32x4 v;
+            v.x = o[4 * q + 0];
+            v.y = o[4 * q + 1];
+            v.z = o[4 * q + 2];
+            v.w = o[4 * q + 3];
+            ((MV_GLOBAL mv_f32x4*)d)[q] = v;
+        }
+    } else {
+        MV_UNROLL for (int j = 0; j < MV_PX_F32; ++j)
+        {
+            if (j < left) {
+                d[j] = o[j];
+            }
+        }
+    }
+}
+
+/* The box mean (acc + area/2) / area (acc >= 0), with constant divisors for the common sizes. */
+MV_INLINE mv_u32 mv_box_mean(mv_i32 acc, int area)
+{
+    mv_u32 a = (mv_u32)acc;
+    if (area == 9) {
+        return (a + 4u) / 9u;
+    }
+    if (area == 25) {
+        return (a + 12u) / 25u;
+    }
+    if (area == 49) {
+        return (a + 24u) / 49u;
+    }
+    return (mv_u32)((acc + area / 2) / area);
+}
+
+/* ---- Dense k x k tiled ------------------------------------------------------------------- */
+
+/* Each work-item computes MV_PX_<T> outputs in each of two consecutive rows: a work-group covers
+ * (MV_TILE_W * MV_PX_<T>) x (2 * MV_TILE_H) outputs. */
 MV_KERNEL_TILED mv_filter2d_u8_tiled(MV_GLOBAL const mv_u8* src, int src_stride,
                                      MV_GLOBAL mv_u8* dst, int dst_stride, int width, int height,
                                      MV_CONSTANT mv_i32* coeffs, int ksize, int shift,
                                      int border_mode, int border_value)
 {
-    MV_LOCAL_ARRAY(mv_u8, halo, MV_HALO_W * MV_HALO_H);
+    MV_LOCAL_ARRAY(mv_u32x4, smem, MV_DENSE_U8_VECS);
+    MV_LOCAL mv_u8* halo = (MV_LOCAL mv_u8*)smem;
     int r = ksize / 2;
-    mv_load_halo_u8(halo, MV_HALO_W, src, src_stride, width, height, MV_GROUP_X * MV_TILE_W - r,
-                    MV_GROUP_Y * MV_TILE_H - r, MV_TILE_W + ksize - 1, MV_TILE_H + ksize - 1,
-                    border_mode, border_value);
+    mv_halo_u8d(halo, MV_HP_U8, src, src_stride, width, height,
+                MV_GROUP_X * (MV_TILE_W * MV_PX_U8), MV_GROUP_Y * (2 * MV_TILE_H) - r, r,
+                2 * MV_TILE_H + 2 * r, border_mode, border_value);
     MV_BARRIER();
-    int x = MV_GID_X;
-    int y = MV_GID_Y;
+    int x = (MV_GROUP_X * MV_TILE_W + MV_LID_X) * MV_PX_U8;
+    int y = MV_GROUP_Y * (2 * MV_TILE_H) + 2 * MV_LID_Y;
     if (x >= width || y >= height) {
         return;
     }
-    mv_i32 acc =
-        mv_conv_tile_u8(halo + MV_LID_Y * MV_HALO_W + MV_LID_X, MV_HALO_W, coeffs, ksize);
-    dst[y * dst_stride + x] = mv_round_shift_sat_u8(acc, shift);
+    MV_LOCAL const mv_u8* t = halo + (2 * MV_LID_Y) * MV_HP_U8 + MV_LID_X * MV_PX_U8;
+    mv_i32 acc[MV_PX_U8];
+    mv_i32 acc1[MV_PX_U8];
+    if (ksize == 3) {
+        mv_dense_u8_k3(t, MV_HP_U8, coeffs, acc, acc1);
+    } else if (ksize == 5) {
+        mv_dense_u8_k5(t, MV_HP_U8, coeffs, acc, acc1);
+    } else if (ksize == 7) {
+        mv_dense_u8_k7(t, MV_HP_U8, coeffs, acc, acc1);
+    } else {
+        mv_dense_u8_any(t + (MV_APRON(r) - r), MV_HP_U8, coeffs, ksize, acc);
+        mv_dense_u8_any(t + MV_HP_U8 + (MV_APRON(r) - r), MV_HP_U8, coeffs, ksize, acc1);
+    }
+    mv_u32 o[MV_PX_U8];
+    MV_UNROLL for (int j = 0; j < MV_PX_U8; ++j)
+    {
+        o[j] = mv_round_shift_sat_u32(acc[j], shift);
+    }
+    int idx = y * dst_stride + x;
+    mv_store_px_u8(dst + idx, idx, width - x, o);
+    if (y + 1 < height) {
+        MV_UNROLL for (int j = 0; j < MV_PX_U8; ++j)
+        {
+            o[j] = mv_round_shift_sat_u32(acc1[j], shift);
+        }
+        idx += dst_stride;
+        mv_store_px_u8(dst + idx, idx, width - x, o);
+    }
 }
 
 MV_KERNEL_TILED mv_filter2d_f32_tiled(MV_GLOBAL const float* src, int src_stride,
@@ -186,22 +562,92 @@ MV_KERNEL_TILED mv_filter2d_f32_tiled(MV_GLOBAL const float* src, int src_stride
                                       MV_CONSTANT float* coeffs, int ksize, int border_mode,
                                       float border_value)
 {
-    MV_LOCAL_ARRAY(float, halo, MV_HALO_W * MV_HALO_H);
+    MV_LOCAL_ARRAY(mv_f32x4, smem, MV_DENSE_F32_VECS);
+    MV_LOCAL float* halo = (MV_LOCAL float*)smem;
     int r = ksize / 2;
-    mv_load_halo_f32(halo, MV_HALO_W, src, src_stride, width, height,
-                     MV_GROUP_X * MV_TILE_W - r, MV_GROUP_Y * MV_TILE_H - r,
-                     MV_TILE_W + ksize - 1, MV_TILE_H + ksize - 1, border_mode, border_value);
+    mv_halo_f32d(halo, MV_HP_F32, src, src_stride, width, height,
+                 MV_GROUP_X * (MV_TILE_W * MV_PX_F32), MV_GROUP_Y * (2 * MV_TILE_H) - r, r,
+                 2 * MV_TILE_H + 2 * r, border_mode, border_value);
     MV_BARRIER();
-    int x = MV_GID_X;
-    int y = MV_GID_Y;
+    int x = (MV_GROUP_X * MV_TILE_W + MV_LID_X) * MV_PX_F32;
+    int y = MV_GROUP_Y * (2 * MV_TILE_H) + 2 * MV_LID_Y;
     if (x >= width || y >= height) {
         return;
     }
-    dst[y * dst_stride + x] =
-        mv_conv_tile_f32(halo + MV_LID_Y * MV_HALO_W + MV_LID_X, MV_HALO_W, coeffs, ksize);
+    MV_LOCAL const float* t = halo + (2 * MV_LID_Y) * MV_HP_F32 + MV_LID_X * MV_PX_F32;
+    float acc[MV_PX_F32];
+    float acc1[MV_PX_F32];
+    if (ksize == 3) {
+        mv_dense_f32_k3(t, MV_HP_F32, coeffs, acc, acc1);
+    } else if (ksize == 5) {
+        mv_dense_f32_k5(t, MV_HP_F32, coeffs, acc, acc1);
+    } else if (ksize == 7) {
+        mv_dense_f32_k7(t, MV_HP_F32, coeffs, acc, acc1);
+    } else {
+        mv_dense_f32_any(t + (MV_APRON(r) - r), MV_HP_F32, coeffs, ksize, acc);
+        mv_dense_f32_any(t + MV_HP_F32 + (MV_APRON(r) - r), MV_HP_F32, coeffs, ksize, acc1);
+    }
+    int idx = y * dst_stride + x;
+    mv_store_px_f32(dst + idx, idx, width - x, acc);
+    if (y + 1 < height) {
+        idx += dst_stride;
+        mv_store_px_f32(dst + idx, idx, width - x, acc1);
+    }
 }
 
 /* ---- Separable (also box and Gaussian blur) -------------------------------------------- */
+
+/* The horizontal pass of a separable filter: every work-item passes its halo rows MV_LID_Y,
+ * MV_LID_Y + MV_TILE_H, ... into registers, then (after a barrier, the rows reusing the halo's
+ * memory) stores them so that output column MV_LID_X * PX + j of halo row hy is
+ * rows[hy * RW + j * MV_TILE_W + MV_LID_X]: conflict-free for the stores and the vertical pass. */
+#define MV_SEP_ROWS(SUFFIX, ACC, PX, HP, RW, halo, rows, kx, kx_len, th)                     \
+    {                                                                                        \
+        ACC hs_[MV_SEP_ITERS][PX];                                                           \
+        MV_UNROLL for (int it_ = 0; it_ < MV_SEP_ITERS; ++it_)                               \
+        {                                                                                    \
+            int hy_ = MV_LID_Y + it_ * MV_TILE_H;                                            \
+            if (hy_ < (th)) {                                                                \
+                if ((kx_len) == 3) {                                                         \
+                    mv_hrow_##SUFFIX##_k3((halo) + hy_ * (HP) + MV_LID_X * (PX), kx,         \
+                                          hs_[it_]);                                         \
+                } else if ((kx_len) == 5) {                                                  \
+                    mv_hrow_##SUFFIX##_k5((halo) + hy_ * (HP) + MV_LID_X * (PX), kx,         \
+                                          hs_[it_]);                                         \
+                } else if ((kx_len) == 7) {                                                  \
+                    mv_hrow_##SUFFIX##_k7((halo) + hy_ * (HP) + MV_LID_X * (PX), kx,         \
+                                          hs_[it_]);                                         \
+                } else {                                                                     \
+                    mv_hrow_##SUFFIX##_any((halo) + hy_ * (HP) + MV_LID_X * (PX) +           \
+                                               (MV_APRON((kx_len) / 2) - (kx_len) / 2),      \
+                                           kx, kx_len, hs_[it_]);                            \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        MV_BARRIER();                                                                        \
+        MV_UNROLL for (int it_ = 0; it_ < MV_SEP_ITERS; ++it_)                               \
+        {                                                                                    \
+            int hy_ = MV_LID_Y + it_ * MV_TILE_H;                                            \
+            if (hy_ < (th)) {                                                                \
+                MV_UNROLL for (int j_ = 0; j_ < PX; ++j_)                                    \
+                {                                                                            \
+                    (rows)[hy_ * (RW) + j_ * MV_TILE_W + MV_LID_X] = hs_[it_][j_];           \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        MV_BARRIER();                                                                        \
+    }
+
+#define MV_SEP_COLS(SUFFIX, RW, rows, ky, ky_len, acc)                                     \
+    if ((ky_len) == 3) {                                                                   \
+        mv_vcol_##SUFFIX##_k3((rows) + MV_LID_Y * (RW) + MV_LID_X, ky, acc);               \
+    } else if ((ky_len) == 5) {                                                            \
+        mv_vcol_##SUFFIX##_k5((rows) + MV_LID_Y * (RW) + MV_LID_X, ky, acc);               \
+    } else if ((ky_len) == 7) {                                                            \
+        mv_vcol_##SUFFIX##_k7((rows) + MV_LID_Y * (RW) + MV_LID_X, ky, acc);               \
+    } else {                                                                               \
+        mv_vcol_##SUFFIX##_any((rows) + MV_LID_Y * (RW) + MV_LID_X, ky, ky_len, acc);      \
+    }
 
 /* finish 0: round_shift_sat_u8(acc, shift); finish 1: box mean (acc + area/2) / area (acc >= 0
  * for a box of ones over u8 pixels). */
@@ -211,23 +657,35 @@ MV_KERNEL_TILED mv_sep_filter_u8_tiled(MV_GLOBAL const mv_u8* src, int src_strid
                                        MV_CONSTANT mv_i32* ky, int ky_len, int shift, int finish,
                                        int area, int border_mode, int border_value)
 {
-    MV_LOCAL_ARRAY(mv_u8, halo, MV_HALO_W * MV_HALO_H);
-    MV_LOCAL_ARRAY(mv_i32, rows, MV_TILE_W * MV_HALO_H);
+    MV_LOCAL_ARRAY(mv_u32x4, smem, MV_SEP_U8_VECS);
+    MV_LOCAL mv_u8* halo = (MV_LOCAL mv_u8*)smem;
+    MV_LOCAL mv_i32* rows = (MV_LOCAL mv_i32*)smem;
     int th = MV_TILE_H + ky_len - 1;
-    mv_load_halo_u8(halo, MV_HALO_W, src, src_stride, width, height,
-                    MV_GROUP_X * MV_TILE_W - kx_len / 2, MV_GROUP_Y * MV_TILE_H - ky_len / 2,
-                    MV_TILE_W + kx_len - 1, th, border_mode, border_value);
+    mv_halo_u8(halo, MV_HP_U8, src, src_stride, width, height, MV_GROUP_X * (MV_TILE_W * MV_PX_U8),
+               MV_GROUP_Y * MV_TILE_H - ky_len / 2, kx_len / 2, th, border_mode, border_value);
     MV_BARRIER();
-    mv_sep_rows_u8(halo, rows, kx, kx_len, th);
-    MV_BARRIER();
-    int x = MV_GID_X;
+    MV_SEP_ROWS(u8, mv_i32, MV_PX_U8, MV_HP_U8, MV_RW_U8, halo, rows, kx, kx_len, th)
+    int x = (MV_GROUP_X * MV_TILE_W + MV_LID_X) * MV_PX_U8;
     int y = MV_GID_Y;
     if (x >= width || y >= height) {
         return;
     }
-    mv_i32 acc = mv_sep_column_u8(rows + MV_LID_Y * MV_TILE_W + MV_LID_X, ky, ky_len);
-    dst[y * dst_stride + x] =
-        finish == 1 ? (mv_u8)((acc + area / 2) / area) : mv_round_shift_sat_u8(acc, shift);
+    mv_i32 acc[MV_PX_U8];
+    MV_SEP_COLS(u8, MV_RW_U8, rows, ky, ky_len, acc)
+    mv_u32 o[MV_PX_U8];
+    if (finish == 1) {
+        MV_UNROLL for (int j = 0; j < MV_PX_U8; ++j)
+        {
+            o[j] = mv_box_mean(acc[j], area);
+        }
+    } else {
+        MV_UNROLL for (int j = 0; j < MV_PX_U8; ++j)
+        {
+            o[j] = mv_round_shift_sat_u32(acc[j], shift);
+        }
+    }
+    int idx = y * dst_stride + x;
+    mv_store_px_u8(dst + idx, idx, width - x, o);
 }
 
 /* dst = acc * scale: scale 1 for filters, 1/k^2 (rounded to f32 by the host) for a box. */
@@ -237,22 +695,28 @@ MV_KERNEL_TILED mv_sep_filter_f32_tiled(MV_GLOBAL const float* src, int src_stri
                                         MV_CONSTANT float* ky, int ky_len, float scale,
                                         int border_mode, float border_value)
 {
-    MV_LOCAL_ARRAY(float, halo, MV_HALO_W * MV_HALO_H);
-    MV_LOCAL_ARRAY(float, rows, MV_TILE_W * MV_HALO_H);
+    MV_LOCAL_ARRAY(mv_f32x4, smem, MV_SEP_F32_VECS);
+    MV_LOCAL float* halo = (MV_LOCAL float*)smem;
+    MV_LOCAL float* rows = (MV_LOCAL float*)smem;
     int th = MV_TILE_H + ky_len - 1;
-    mv_load_halo_f32(halo, MV_HALO_W, src, src_stride, width, height,
-                     MV_GROUP_X * MV_TILE_W - kx_len / 2, MV_GROUP_Y * MV_TILE_H - ky_len / 2,
-                     MV_TILE_W + kx_len - 1, th, border_mode, border_value);
+    mv_halo_f32(halo, MV_HP_F32, src, src_stride, width, height,
+                MV_GROUP_X * (MV_TILE_W * MV_PX_F32), MV_GROUP_Y * MV_TILE_H - ky_len / 2, kx_len / 2, th,
+                border_mode, border_value);
     MV_BARRIER();
-    mv_sep_rows_f32(halo, rows, kx, kx_len, th);
-    MV_BARRIER();
-    int x = MV_GID_X;
+    MV_SEP_ROWS(f32, float, MV_PX_F32, MV_HP_F32, MV_RW_F32, halo, rows, kx, kx_len, th)
+    int x = (MV_GROUP_X * MV_TILE_W + MV_LID_X) * MV_PX_F32;
     int y = MV_GID_Y;
     if (x >= width || y >= height) {
         return;
     }
-    float acc = mv_sep_column_f32(rows + MV_LID_Y * MV_TILE_W + MV_LID_X, ky, ky_len);
-    dst[y * dst_stride + x] = acc * scale;
+    float acc[MV_PX_F32];
+    MV_SEP_COLS(f32, MV_RW_F32, rows, ky, ky_len, acc)
+    MV_UNROLL for (int j = 0; j < MV_PX_F32; ++j)
+    {
+        acc[j] = acc[j] * scale;
+    }
+    int idx = y * dst_stride + x;
+    mv_store_px_f32(dst + idx, idx, width - x, acc);
 }
 
 /* ---- Sobel 3 x 3 (both derivatives in one pass over a 1-pixel halo) --------------------- */

@@ -16,6 +16,16 @@ MV_INLINE mv_u8 mv_round_shift_sat_u8(mv_i32 acc, int shift)
     return (mv_u8)(v > 255 ? 255 : v);
 }
 
+/* The same value as mv_round_shift_sat_u8, widened to 32 bits (fewer instructions where the
+ * caller packs bytes itself). */
+MV_INLINE mv_u32 mv_round_shift_sat_u32(mv_i32 acc, int shift)
+{
+    mv_i32 v = acc + ((1 << shift) >> 1);
+    v = v < 0 ? 0 : v;
+    v >>= shift;
+    return (mv_u32)(v > 255 ? 255 : v);
+}
+
 MV_INLINE mv_i16 mv_sat_i16(mv_i32 v)
 {
     return (mv_i16)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));

@@ -33,3 +33,29 @@ typedef int mv_i32;
 typedef unsigned int mv_u32;
 typedef long long mv_i64;
 typedef unsigned long long mv_u64;
+
+/* Vector types with members .x .y (.z .w), for aligned wide loads and stores: a pointer cast
+ * to one of them must be aligned to its size. Declared here (NVRTC has no headers). */
+struct alignas(8) mv_u32x2 {
+    unsigned int x, y;
+};
+struct alignas(16) mv_u32x4 {
+    unsigned int x, y, z, w;
+};
+struct alignas(16) mv_f32x4 {
+    float x, y, z, w;
+};
+
+/* Byte i (0 = lowest address) of a 32-bit word read from memory, and four bytes packed into the
+ * word that stores them at increasing addresses (CUDA devices are little-endian). */
+#define MV_BYTE(v, i) (((v) >> (8 * (i))) & 255u)
+#define MV_PACK4(a, b, c, d) \
+    ((mv_u32)(a) | ((mv_u32)(b) << 8) | ((mv_u32)(c) << 16) | ((mv_u32)(d) << 24))
+
+/* Asks for a loop with a constant trip count to be unrolled completely (only NVRTC is asked:
+ * the host compiler that checks these sources would warn about the pragma). */
+#ifdef __CUDACC__
+#define MV_UNROLL _Pragma("unroll")
+#else
+#define MV_UNROLL
+#endif

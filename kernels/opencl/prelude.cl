@@ -34,3 +34,24 @@ typedef int mv_i32;
 typedef uint mv_u32;
 typedef long mv_i64;
 typedef ulong mv_u64;
+
+/* Vector types with members .x .y (.z .w), for aligned wide loads and stores: a pointer cast
+ * to one of them must be aligned to its size. */
+typedef uint2 mv_u32x2;
+typedef uint4 mv_u32x4;
+typedef float4 mv_f32x4;
+
+/* Byte i (0 = lowest address) of a 32-bit word read from memory, and four bytes packed into the
+ * word that stores them at increasing addresses. */
+#ifdef __ENDIAN_LITTLE__
+#define MV_BYTE(v, i) (((v) >> (8 * (i))) & 255u)
+#define MV_PACK4(a, b, c, d) \
+    ((mv_u32)(a) | ((mv_u32)(b) << 8) | ((mv_u32)(c) << 16) | ((mv_u32)(d) << 24))
+#else
+#define MV_BYTE(v, i) (((v) >> (24 - 8 * (i))) & 255u)
+#define MV_PACK4(a, b, c, d) \
+    ((mv_u32)(d) | ((mv_u32)(c) << 8) | ((mv_u32)(b) << 16) | ((mv_u32)(a) << 24))
+#endif
+
+/* Asks for a loop with a constant trip count to be unrolled completely. */
+#define MV_UNROLL _Pragma("unroll")

@@ -68,6 +68,19 @@ pub const BORDER_REFLECT_101: i32 = 1;
 /// Kernel code of [`Border::Constant`] (`MV_BORDER_CONSTANT`).
 pub const BORDER_CONSTANT: i32 = 2;
 
+/// Output pixels each work-item of the tiled dense and separable `u8` filters computes, side by
+/// side along x (`MV_PX_U8`, a multiple of 8): a work-group covers `MV_TILE_W · PX_U8` columns
+/// (the dense filters do so in [`DENSE_ROWS`] rows per work-item).
+pub const PX_U8: usize = 8;
+
+/// Output pixels each work-item of the tiled dense and separable `f32` filters computes
+/// (`MV_PX_F32`, a multiple of 4).
+pub const PX_F32: usize = 4;
+
+/// Output rows each work-item of the tiled dense filters computes (two: the kernel rows they
+/// share are read once); a work-group covers `DENSE_ROWS · MV_TILE_H` rows.
+pub const DENSE_ROWS: usize = 2;
+
 /// Largest work-group the integral row pass may run with (`MV_SCAN_MAX`): it sizes that
 /// kernel's local scan arrays (`12 · MV_SCAN_MAX` bytes).
 pub const INTEGRAL_SCAN_MAX: usize = 256;
@@ -201,9 +214,22 @@ impl KernelSet {
     pub const fn local_mem_bytes(self, tile: Tile) -> usize {
         match self {
             KernelSet::Filter => {
-                // mv_sep_filter_f32_tiled: f32 halo tile plus the f32 horizontal-pass rows.
-                let (hw, hh) = tile.halo();
-                4 * (hw * hh + tile.w * hh)
+                // The tiled dense and separable filters (kernels/common/filter.h): a halo of
+                // `MV_HP_<T> × MV_HR` pixels (separable), whose memory they reuse for their
+                // `MV_RW_<T> × MV_HR` horizontal-pass rows (i32 / f32).
+                // The dense filters' halo has `2 · MV_TILE_H + MV_MAX_KSIZE − 1` rows (two output
+                // rows per work-item).
+                let (_, hr) = tile.halo();
+                let hr2 = hr + tile.h;
+                let dense_u8 = ((tile.w * PX_U8 + 16) * hr2).div_ceil(16) * 16;
+                let dense_f32 = 4 * (tile.w * PX_F32 + 16) * hr2;
+                let rows_u8 = 4 * tile.w * PX_U8 * hr;
+                let rows_f32 = 4 * tile.w * PX_F32 * hr;
+                let sobel_f32 = 4 * (tile.w + 2) * (tile.h + 2);
+                max(
+                    max(max(dense_u8, rows_u8), max(dense_f32, rows_f32)),
+                    sobel_f32,
+                )
             }
             KernelSet::Integral => INTEGRAL_SCAN_MAX * (4 + 8),
             KernelSet::Resample => 0,
@@ -211,8 +237,9 @@ impl KernelSet {
     }
 }
 
-/// The work-group shape of the tiled kernels (`MV_TILE_W × MV_TILE_H` work-items, one output
-/// pixel each).
+/// The work-group shape of the tiled kernels (`MV_TILE_W × MV_TILE_H` work-items; one output
+/// pixel each, or [`PX_U8`] / [`PX_F32`] side by side for the tiled dense and separable
+/// filters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Tile {
     /// Work-items along x (`MV_TILE_W`).
@@ -250,6 +277,15 @@ impl Default for Tile {
     }
 }
 
+/// `const` maximum of two sizes.
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
 /// The `#define`s of the host-shared constants, one per line.
 pub fn constants() -> String {
     format!(
@@ -258,7 +294,9 @@ pub fn constants() -> String {
          #define MV_BORDER_REPLICATE {BORDER_REPLICATE}\n\
          #define MV_BORDER_REFLECT_101 {BORDER_REFLECT_101}\n\
          #define MV_BORDER_CONSTANT {BORDER_CONSTANT}\n\
-         #define MV_SCAN_MAX {INTEGRAL_SCAN_MAX}\n"
+         #define MV_SCAN_MAX {INTEGRAL_SCAN_MAX}\n\
+         #define MV_PX_U8 {PX_U8}\n\
+         #define MV_PX_F32 {PX_F32}\n"
     )
 }
 

@@ -108,7 +108,8 @@ fn build_options_carry_the_tile() {
     assert_eq!(Tile::new(32, 8).halo(), (46, 22));
     assert_eq!(
         KernelSet::Filter.local_mem_bytes(Tile::DEFAULT),
-        4 * (30 * 30 + 16 * 30)
+        4 * (16 * crate::PX_U8) * 30,
+        "the separable u8 filter's horizontal-pass rows"
     );
 }
 

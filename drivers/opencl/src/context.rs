@@ -36,6 +36,10 @@ pub const DEVICE_ENV: &str = "MVISION_OPENCL_DEVICE";
 
 static NEXT_CONTEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Coefficient tables kept on the device per context (a filter reused frame after frame is
+/// uploaded once, not at every launch); beyond this many distinct tables the cache starts over.
+const COEFF_CACHE_ENTRIES: usize = 64;
+
 /// A kernel argument as `clSetKernelArg` takes it.
 enum Bound {
     Mem(cl_mem),
@@ -61,6 +65,8 @@ pub struct Context {
     device: Device,
     // Field order is drop order: programs and queue before the context they belong to.
     programs: Mutex<HashMap<(KernelSet, Tile), ProgramSlot>>,
+    /// Device copies of coefficient tables, by content.
+    coeffs: Mutex<HashMap<Vec<u8>, Buffer<u8>>>,
     queue: CommandQueue,
     context: ClContext,
     planner: Planner,
@@ -112,6 +118,7 @@ impl Context {
             info,
             device,
             programs: Mutex::new(HashMap::new()),
+            coeffs: Mutex::new(HashMap::new()),
             queue,
             context,
             planner,
@@ -240,9 +247,17 @@ impl Context {
     /// Errors: `Device { code: CL_INVALID_WORK_GROUP_SIZE }` when the work-group exceeds what
     /// the compiled kernel allows on this device; [`Error::KernelBuild`]; [`Error::Device`].
     pub(crate) fn enqueue(&self, launch: Launch<cl_mem>) -> Result<()> {
-        // The tables' buffers are released after the enqueue: OpenCL keeps them alive until the
-        // kernel has run.
-        let mut tables = Vec::new();
+        // The tables' buffers stay cached after the enqueue; one dropped from the cache while a
+        // kernel using it is queued stays alive until the kernel has run (OpenCL retains it).
+        let mut coeffs = self.coeffs.lock().unwrap_or_else(PoisonError::into_inner);
+        let missing = launch
+            .args
+            .iter()
+            .filter(|a| matches!(a, Arg::Table(t) if !coeffs.contains_key(t)))
+            .count();
+        if coeffs.len() + missing > COEFF_CACHE_ENTRIES {
+            coeffs.clear();
+        }
         let mut bound = Vec::with_capacity(launch.args.len());
         for arg in &launch.args {
             bound.push(match arg {
@@ -251,10 +266,11 @@ impl Context {
                 Arg::I32(v) => Bound::I32(*v),
                 Arg::F32(v) => Bound::F32(*v),
                 Arg::Table(bytes) => {
-                    let table = self.constant_buffer(bytes)?;
-                    let mem = table.get();
-                    tables.push(table);
-                    Bound::Mem(mem)
+                    if !coeffs.contains_key(bytes) {
+                        let table = self.constant_buffer(bytes)?;
+                        coeffs.insert(bytes.clone(), table);
+                    }
+                    Bound::Mem(coeffs[bytes].get())
                 }
             });
         }

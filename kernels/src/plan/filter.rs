@@ -11,7 +11,7 @@ use super::{
     border_f32, border_u8, same_size, table_f32, table_i32, Arg, Img, Launch, PlanError, Planner,
     Variant,
 };
-use crate::{names, KernelSet};
+use crate::{names, KernelSet, DENSE_ROWS, PX_F32, PX_U8};
 
 const ONES_I32: [i32; MAX_KERNEL_SIZE] = [1; MAX_KERNEL_SIZE];
 const ONES_F32: [f32; MAX_KERNEL_SIZE] = [1.0; MAX_KERNEL_SIZE];
@@ -36,6 +36,8 @@ struct Dense<B> {
     /// `Some(shift)` for the fixed-point kernel (the float kernel has no shift argument).
     shift: Option<u32>,
     border: [Arg<B>; 2],
+    /// Output pixels per work-item of the tiled kernel ([`PX_U8`] / [`PX_F32`]).
+    px: usize,
 }
 
 /// The parts of a separable filter that differ between `u8` and `f32`.
@@ -46,6 +48,8 @@ struct Separable<B> {
     /// What follows `ky_len`: `shift, finish, area` (`u8`) or `scale` (`f32`).
     finish: Vec<Arg<B>>,
     border: [Arg<B>; 2],
+    /// Output pixels per work-item ([`PX_U8`] / [`PX_F32`]).
+    px: usize,
 }
 
 impl Planner {
@@ -69,6 +73,7 @@ impl Planner {
             ksize: kernel.size(),
             shift: Some(kernel.shift()),
             border: border_u8(border),
+            px: PX_U8,
         };
         self.dense(src, dst, dense, variant)
     }
@@ -90,6 +95,7 @@ impl Planner {
             ksize: kernel.size(),
             shift: None,
             border: border_f32(border),
+            px: PX_F32,
         };
         self.dense(src, dst, dense, variant)
     }
@@ -115,7 +121,15 @@ impl Planner {
             args.push(Arg::I32(shift as i32));
         }
         args.extend(dense.border);
-        Ok(self.launch_2d(KernelSet::Filter, tile, name, args, src.size()))
+        // The tiled kernel computes `px` outputs per work-item along x, in DENSE_ROWS rows.
+        let (px, py) = if variant == Variant::Naive {
+            (1, 1)
+        } else {
+            (dense.px, DENSE_ROWS)
+        };
+        let (w, h) = src.size();
+        let range = (w.div_ceil(px), h.div_ceil(py));
+        Ok(self.launch_2d(KernelSet::Filter, tile, name, args, range))
     }
 
     /// `mv_sep_filter_u8_tiled` with the rounding shift, as
@@ -251,6 +265,7 @@ impl Planner {
                 Arg::I32(box_area.unwrap_or(1)),
             ],
             border: border_u8(border),
+            px: PX_U8,
         };
         self.separable(src, dst, sep)
     }
@@ -271,6 +286,7 @@ impl Planner {
             ky: (table_f32(ky), ky.len()),
             finish: vec![Arg::F32(scale)],
             border: border_f32(border),
+            px: PX_F32,
         };
         self.separable(src, dst, sep)
     }
@@ -285,7 +301,15 @@ impl Planner {
         args.extend(sep.finish);
         args.extend(sep.border);
         let tile = self.default_tile();
-        self.launch_2d(KernelSet::Filter, tile, sep.name, args, src.size())
+        // `px` outputs per work-item along x.
+        let (w, h) = src.size();
+        self.launch_2d(
+            KernelSet::Filter,
+            tile,
+            sep.name,
+            args,
+            (w.div_ceil(sep.px), h),
+        )
     }
 
     /// `mv_sobel_u8`: 3 × 3 derivatives into `i16` images, as `mvision_core::filter::sobel_u8`.

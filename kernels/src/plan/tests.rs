@@ -16,11 +16,11 @@ const GPU: Limits = Limits {
     simd_width: Some(32),
 };
 
-/// A small OpenCL device: groups of 128 work-items, 2 KiB of local memory.
+/// A small OpenCL device: groups of 128 work-items, 4 KiB of local memory.
 const SMALL: Limits = Limits {
     max_group: 128,
     max_items: [128, 64],
-    local_mem_bytes: 2048,
+    local_mem_bytes: 4096,
     simd_width: None,
 };
 
@@ -67,7 +67,7 @@ fn tiles_are_checked_against_the_device_limits() {
         Err(Refusal::TileWorkGroup),
         "longer than the device allows along y"
     );
-    // 16 × 8 fits 128 work-items, but its halo needs 4·(30·22 + 16·22) bytes.
+    // 16 × 8 fits 128 work-items, but its separable rows need 4·(16·8)·22 bytes.
     assert_eq!(
         SMALL.check_tile(Tile::new(16, 8)),
         Err(Refusal::TileLocalMemory)
@@ -134,7 +134,8 @@ fn dense_filters_take_the_spec_arguments() {
     assert_eq!(l.args[9], Arg::F32(0.0));
     assert_eq!(
         (l.tile, l.global, l.local),
-        (Tile::SEED_8X4, [40, 12], [8, 4])
+        (Tile::SEED_8X4, [16, 8], [8, 4]),
+        "4 × 2 outputs per work-item: 40 × 9 pixels in 2 × 2 groups of 8 × 4"
     );
 }
 
