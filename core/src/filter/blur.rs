@@ -153,7 +153,6 @@ pub fn gaussian_blur_f32(
     )
 }
 
-const ONES: [i32; MAX_KERNEL_SIZE] = [1; MAX_KERNEL_SIZE];
 const ONES_F32: [f32; MAX_KERNEL_SIZE] = [1.0; MAX_KERNEL_SIZE];
 
 fn check_box(ksize: usize) -> Result<()> {
@@ -166,15 +165,8 @@ fn check_box(ksize: usize) -> Result<()> {
     }
 }
 
-/// `floor((sum + area/2) / area)` for `sum ≤ 255·225`, by multiplication with a rounded-up
-/// reciprocal; exact over that range (checked exhaustively by a unit test).
-#[inline]
-fn div_round(sum: i32, area: u32, recip: u64) -> u8 {
-    (((sum as u64 + (area / 2) as u64) * recip) >> 32) as u8
-}
-
-/// Box blur (mean over a `ksize × ksize` window) of a `u8` image: the exact integer sum divided
-/// by `ksize²`, rounded to nearest with halves up. Scratch:
+/// Box blur (mean over a `ksize × ksize` window) of a `u8` image: the exact integer sum (running
+/// sums, additions only) divided by `ksize²`, rounded to nearest with halves up. Scratch:
 /// [`super::separable_scratch_len`]`(width, ksize, ksize)`.
 ///
 /// Errors: [`Error::ZeroSize`] / [`Error::InvalidKernel`] for a bad `ksize`; those of
@@ -187,19 +179,7 @@ pub fn box_blur_u8(
     scratch: &mut [i32],
 ) -> Result<()> {
     check_box(ksize)?;
-    let area = (ksize * ksize) as u32;
-    let recip = (1u64 << 32).div_ceil(area as u64);
-    engine::separable(
-        src,
-        dst,
-        &ONES[..ksize],
-        &ONES[..ksize],
-        1,
-        border,
-        scratch,
-        |p| p as i32,
-        |a| div_round(a, area, recip),
-    )
+    super::box_sum::box_mean_u8(src, dst, ksize, border, scratch)
 }
 
 /// Box blur of an `f32` image: the window sum times `1/ksize²`.
@@ -230,18 +210,6 @@ pub fn box_blur_f32(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reciprocal_division_is_exact_over_the_whole_range() {
-        for k in (1..=MAX_KERNEL_SIZE).step_by(2) {
-            let area = (k * k) as u32;
-            let recip = (1u64 << 32).div_ceil(area as u64);
-            for sum in 0..=(255 * area as i32) {
-                let want = (sum as u32 + area / 2) / area;
-                assert_eq!(div_round(sum, area, recip) as u32, want, "k={k} sum={sum}");
-            }
-        }
-    }
 
     #[test]
     fn gaussian_taps_sum_to_one_and_are_symmetric() {

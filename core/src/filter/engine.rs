@@ -5,7 +5,14 @@
 //! rows held in caller scratch; output rows then combine ring rows with contiguous multiply-adds
 //! that LLVM vectorises. Summation order is fixed (kernel row-major, horizontal pass before
 //! vertical), so results are reproducible run to run.
+//!
+//! The `u8` fixed-point entry points ([`conv2d_u8`], [`separable_u8`], [`separable_round_u8`])
+//! drive the same rings through the explicit-SIMD row kernels of [`simd`] where the target and
+//! kernel allow (16-bit coefficients, rows of at least [`simd::LANES`] pixels), and fall back to
+//! the generic engines otherwise. Integer sums are exact in any order, so both give identical
+//! results, and they take the same scratch.
 
+use super::simd;
 use crate::border::Border;
 use crate::error::{Error, Result};
 use crate::image::{ImageView, ImageViewMut};
@@ -47,7 +54,7 @@ pub(crate) fn separable_scratch_len(
 
 /// Writes source row `vy` (a virtual coordinate, possibly outside the image), widened and padded
 /// by `r_left` / `r_right` pixels, into `out`.
-fn load_padded_row<S: Pixel, A: Acc>(
+pub(crate) fn load_padded_row<S: Pixel, A: Copy + Default>(
     src: &ImageView<'_, S>,
     vy: isize,
     border: Border<S>,
@@ -76,16 +83,59 @@ fn load_padded_row<S: Pixel, A: Acc>(
     }
 }
 
+/// As [`load_padded_row`] for `u8` pixels, but writes the padded row as a pair row
+/// (see [`simd`]): element `i` holds padded pixels `i` and `i + 1` (0 past the end) as
+/// two 16-bit lanes.
+fn load_pair_row(
+    src: &ImageView<'_, u8>,
+    vy: isize,
+    border: Border<u8>,
+    r: usize,
+    out: &mut [i32],
+) {
+    let w = src.width();
+    let fill = match border {
+        Border::Constant(c) => c,
+        _ => 0,
+    };
+    let pair = |a: u8, b: u8| a as i32 | (b as i32) << 16;
+    let Some(sy) = border.map_index(vy, src.height()) else {
+        out.fill(pair(fill, fill));
+        if let Some(last) = out.last_mut() {
+            *last = fill as i32;
+        }
+        return;
+    };
+    let row = src.row(sy);
+    let px = |i: usize| -> u8 {
+        match i.checked_sub(r) {
+            Some(x) if x < w => row[x],
+            _ => border
+                .map_index(i as isize - r as isize, w)
+                .map_or(fill, |x| row[x]),
+        }
+    };
+    simd::pair_row_u8(row, &mut out[r..]);
+    let n = out.len();
+    for i in (0..r).chain(r + w - 1..n) {
+        out[i] = if i + 1 < n {
+            pair(px(i), px(i + 1))
+        } else {
+            px(i) as i32
+        };
+    }
+}
+
 /// Tracks which virtual source row each ring slot holds.
-struct Ring<'s, A> {
+pub(crate) struct Ring<'s, A> {
     rows: &'s mut [A],
     row_len: usize,
     held: [isize; super::MAX_KERNEL_SIZE],
     slots: usize,
 }
 
-impl<'s, A: Acc> Ring<'s, A> {
-    fn new(rows: &'s mut [A], row_len: usize, slots: usize) -> Self {
+impl<'s, A: Copy> Ring<'s, A> {
+    pub(crate) fn new(rows: &'s mut [A], row_len: usize, slots: usize) -> Self {
         Self {
             rows,
             row_len,
@@ -99,7 +149,7 @@ impl<'s, A: Acc> Ring<'s, A> {
     }
 
     /// Makes sure virtual row `vy` is in the ring, computing it with `make` if not.
-    fn ensure(&mut self, vy: isize, make: impl FnOnce(&mut [A])) {
+    pub(crate) fn ensure(&mut self, vy: isize, make: impl FnOnce(&mut [A])) {
         let s = self.slot(vy);
         if self.held[s] != vy {
             make(&mut self.rows[s * self.row_len..(s + 1) * self.row_len]);
@@ -107,7 +157,7 @@ impl<'s, A: Acc> Ring<'s, A> {
         }
     }
 
-    fn row(&self, vy: isize) -> &[A] {
+    pub(crate) fn row(&self, vy: isize) -> &[A] {
         let s = self.slot(vy);
         &self.rows[s * self.row_len..(s + 1) * self.row_len]
     }
@@ -157,6 +207,175 @@ pub(crate) fn conv2d<S: Pixel, A: Acc, D: Pixel>(
         for (o, &a) in dst.row_mut(y).iter_mut().zip(acc.iter()) {
             *o = finish(a);
         }
+    }
+    Ok(())
+}
+
+/// Dense `k × k` fixed-point convolution of a `u8` image: [`conv2d`] with `round_shift_sat_u8`,
+/// through the SIMD row kernel where this build has one, the image is at least
+/// [`simd::LANES`] wide and every coefficient fits `i16`. Same errors, same results, same
+/// scratch (the ring holds pair rows, see [`simd`], of the same length).
+pub(crate) fn conv2d_u8(
+    src: &ImageView<'_, u8>,
+    dst: &mut ImageViewMut<'_, u8>,
+    k: usize,
+    coeffs: &[i32],
+    shift: u32,
+    border: Border<u8>,
+    scratch: &mut [i32],
+) -> Result<()> {
+    let fast = match simd::DenseQ16::new(k, coeffs, shift) {
+        Some(d) if src.width() >= simd::LANES => d,
+        _ => {
+            let finish = |a| round_shift_sat_u8(a, shift);
+            return conv2d(src, dst, k, coeffs, border, scratch, |p| p as i32, finish);
+        }
+    };
+    crate::image::same_size(src.size(), dst.size())?;
+    let need = conv2d_scratch_len(src.width(), k).ok_or(Error::Overflow)?;
+    if scratch.len() < need {
+        return Err(Error::BufferTooSmall);
+    }
+    let (w, h, r) = (src.width(), src.height(), k / 2);
+    let row_len = w + k - 1;
+    let mut ring = Ring::new(&mut scratch[..k * row_len], row_len, k);
+    for y in 0..h {
+        for t in 0..k {
+            let vy = (y + t) as isize - r as isize;
+            ring.ensure(vy, |out| load_pair_row(src, vy, border, r, out));
+        }
+        let mut rows: [&[i32]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];
+        for (t, row) in rows[..k].iter_mut().enumerate() {
+            *row = ring.row((y + t) as isize - r as isize);
+        }
+        fast.row(&rows[..k], dst.row_mut(y));
+    }
+    Ok(())
+}
+
+/// Separable fixed-point convolution of a `u8` image (no subsampling): [`separable`] with
+/// `p as i32` widening, through the SIMD passes ([`simd::SepQ16`]) where this build has them,
+/// the image is at least [`simd::LANES`] wide and the kernel qualifies. Same errors, same
+/// results (`finish` gets the same exact sums), same scratch layout and length.
+pub(crate) fn separable_u8<D: Pixel>(
+    src: &ImageView<'_, u8>,
+    dst: &mut ImageViewMut<'_, D>,
+    kx: &[i32],
+    ky: &[i32],
+    border: Border<u8>,
+    scratch: &mut [i32],
+    finish: impl Fn(i32) -> D,
+) -> Result<()> {
+    match simd::SepQ16::new(kx, ky) {
+        Some(fast) if src.width() >= simd::LANES => separable_simd(
+            src,
+            dst,
+            kx,
+            ky,
+            border,
+            scratch,
+            |rows, acc, out| {
+                fast.vertical(rows, simd::VerticalOut::Sums(acc));
+                for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                    *o = finish(a);
+                }
+            },
+            &fast,
+        ),
+        _ => separable(src, dst, kx, ky, 1, border, scratch, |p| p as i32, finish),
+    }
+}
+
+/// [`separable_u8`] with `round_shift_sat_u8(·, shift)` as the finish, fused into the SIMD
+/// vertical pass.
+///
+/// Powers of two common to all taps of an axis are taken out of the kernel and out of the
+/// shift first (`Σ ky·Σ kx·p = 2^z·Σ ky'·Σ kx'·p`, and rounding `2^z·s` at `shift` equals
+/// rounding `s` at `shift − z`), so Q10 Gaussian tables such as `[256 512 256]` become narrow
+/// kernels (`[1 2 1]`) whose horizontal sums fit 16 bits.
+pub(crate) fn separable_round_u8(
+    src: &ImageView<'_, u8>,
+    dst: &mut ImageViewMut<'_, u8>,
+    kx: &[i32],
+    ky: &[i32],
+    shift: u32,
+    border: Border<u8>,
+    scratch: &mut [i32],
+) -> Result<()> {
+    let mut budget = shift;
+    let mut reduce = |k: &[i32], out: &mut [i32; super::MAX_KERNEL_SIZE]| {
+        let common = k.iter().fold(0i32, |acc, &c| acc | c).trailing_zeros();
+        let z = common.min(budget).min(31);
+        budget -= z;
+        for (o, &c) in out.iter_mut().zip(k) {
+            *o = c >> z;
+        }
+        z
+    };
+    let (mut rx, mut ry) = ([0; super::MAX_KERNEL_SIZE], [0; super::MAX_KERNEL_SIZE]);
+    let zx = reduce(kx, &mut rx);
+    let zy = reduce(ky, &mut ry);
+    let (rkx, rky) = (&rx[..kx.len()], &ry[..ky.len()]);
+    match simd::SepQ16::new(rkx, rky) {
+        Some(fast) if src.width() >= simd::LANES => {
+            let shift = shift - zx - zy;
+            separable_simd(
+                src,
+                dst,
+                rkx,
+                rky,
+                border,
+                scratch,
+                |rows, _, out| {
+                    fast.vertical(rows, simd::VerticalOut::RoundU8 { shift, out });
+                },
+                &fast,
+            )
+        }
+        _ => {
+            let finish = |a| round_shift_sat_u8(a, shift);
+            separable(src, dst, kx, ky, 1, border, scratch, |p| p as i32, finish)
+        }
+    }
+}
+
+/// The SIMD separable driver: the ring of split horizontal sums, then `vertical(rows, acc,
+/// out)` for each output row (`acc` is a row of scratch it may use).
+#[allow(clippy::too_many_arguments)]
+fn separable_simd<D: Pixel>(
+    src: &ImageView<'_, u8>,
+    dst: &mut ImageViewMut<'_, D>,
+    kx: &[i32],
+    ky: &[i32],
+    border: Border<u8>,
+    scratch: &mut [i32],
+    mut vertical: impl FnMut(&[&[i32]], &mut [i32], &mut [D]),
+    fast: &simd::SepQ16,
+) -> Result<()> {
+    let (w, h) = src.size();
+    crate::image::same_size((w, h), dst.size())?;
+    let need = separable_scratch_len(w, w, kx.len(), ky.len()).ok_or(Error::Overflow)?;
+    if scratch.len() < need {
+        return Err(Error::BufferTooSmall);
+    }
+    let (rx, ry) = (kx.len() / 2, ky.len() / 2);
+    let (pairs, rest) = scratch.split_at_mut(w + kx.len() - 1);
+    let (ring_buf, rest) = rest.split_at_mut(ky.len() * w);
+    let acc = &mut rest[..w];
+    let mut ring = Ring::new(ring_buf, w, ky.len());
+    for y in 0..h {
+        for t in 0..ky.len() {
+            let vy = (y + t) as isize - ry as isize;
+            ring.ensure(vy, |hrow| {
+                load_pair_row(src, vy, border, rx, pairs);
+                fast.horizontal(pairs, hrow);
+            });
+        }
+        let mut rows: [&[i32]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];
+        for (t, row) in rows[..ky.len()].iter_mut().enumerate() {
+            *row = ring.row((y + t) as isize - ry as isize);
+        }
+        vertical(&rows[..ky.len()], acc, dst.row_mut(y));
     }
     Ok(())
 }

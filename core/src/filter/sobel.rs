@@ -25,9 +25,8 @@ pub fn sobel_u8(
 ) -> Result<()> {
     same_size(src.size(), dy.size())?;
     let sat = |a: i32| a.clamp(i16::MIN as i32, i16::MAX as i32) as i16;
-    let widen = |p: u8| p as i32;
-    engine::separable(src, dx, &DERIV, &SMOOTH, 1, border, scratch, widen, sat)?;
-    engine::separable(src, dy, &SMOOTH, &DERIV, 1, border, scratch, widen, sat)
+    engine::separable_u8(src, dx, &DERIV, &SMOOTH, border, scratch, sat)?;
+    engine::separable_u8(src, dy, &SMOOTH, &DERIV, border, scratch, sat)
 }
 
 /// 3 × 3 Sobel derivatives of an `f32` image (same kernels as [`sobel_u8`]).

@@ -94,4 +94,5 @@ mod integral;
 mod kernels;
 mod pyramid;
 mod resize;
+mod simd_paths;
 mod views;
