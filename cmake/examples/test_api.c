@@ -684,16 +684,16 @@ static void test_gaussian_values(void)
     CHECK_OK(mv_gaussian_blur(&s, &d, 0, 1.5f, REPLICATE));
     CHECK(flat_out[17] == 77);
 
-    /* Impulse of 100 at the centre of a 3 x 3 image, ksize 3, sigma 0 -> σ = 0.3·(1−1)+0.8 = 0.8.
-     * Weights exp(−d²/(2·0.64)) normalised: 0.238994, 0.522011, 0.238994. In Q10: round ->
-     * 245, 535, 245 (sum 1025); centre adjusted so the sum is 1024: 245, 534, 245.
-     * Output = floor((kx·ky·100 + 2^19) / 2^20):
+    /* Impulse of 100 at the centre of a 3 x 3 image, ksize 3, sigma 0.8 (what OpenCV's formula
+     * 0.3·((3−1)/2 − 1) + 0.8 gives). Weights exp(−d²/(2·0.64)) normalised: 0.238994, 0.522011,
+     * 0.238994. In Q10: round -> 245, 535, 245 (sum 1025); centre adjusted so the sum is 1024:
+     * 245, 534, 245. Output = floor((kx·ky·100 + 2^19) / 2^20):
      *   centre 534·534·100 = 28515600 -> 27.19 -> 27
      *   edge   534·245·100 = 13083000 -> 12.48 -> 12
      *   corner 245·245·100 =  6002500 ->  5.72 -> 6      (constant border 0) */
     memset(imp, 0, sizeof imp);
     imp[4] = 100;
-    CHECK_OK(mv_gaussian_blur(&si, &di, 3, 0.0f, CONSTANT(0.0f)));
+    CHECK_OK(mv_gaussian_blur(&si, &di, 3, 0.8f, CONSTANT(0.0f)));
     CHECK_INT(imp_out[4], 27);
     CHECK_INT(imp_out[1], 12);
     CHECK_INT(imp_out[3], 12);
@@ -702,10 +702,25 @@ static void test_gaussian_values(void)
     /* f32: 100·0.522011² = 27.2496, 100·0.522011·0.238994 = 12.4758, 100·0.238994² = 5.7118. */
     memset(impf, 0, sizeof impf);
     impf[4] = 100.0f;
-    CHECK_OK(mv_gaussian_blur(&sf, &df, 3, 0.0f, CONSTANT(0.0f)));
+    CHECK_OK(mv_gaussian_blur(&sf, &df, 3, 0.8f, CONSTANT(0.0f)));
     CHECK_NEAR(impf_out[4], 27.2496, 1e-3);
     CHECK_NEAR(impf_out[1], 12.4758, 1e-3);
     CHECK_NEAR(impf_out[0], 5.7118, 1e-3);
+
+    /* sigma 0 with ksize <= 7: OpenCV's fixed table, [1 2 1]/4 for ksize 3 (Q10: 256, 512, 256).
+     *   centre 512·512·100 = 26214400 -> 25.0 -> 25
+     *   edge   512·256·100 = 13107200 -> 12.5 -> 13      (halves round up)
+     *   corner 256·256·100 =  6553600 -> 6.25 -> 6
+     * f32: 25, 12.5, 6.25 exactly (dyadic weights). */
+    CHECK_OK(mv_gaussian_blur(&si, &di, 3, 0.0f, CONSTANT(0.0f)));
+    CHECK_INT(imp_out[4], 25);
+    CHECK_INT(imp_out[1], 13);
+    CHECK_INT(imp_out[5], 13);
+    CHECK_INT(imp_out[0], 6);
+    CHECK_OK(mv_gaussian_blur(&sf, &df, 3, 0.0f, CONSTANT(0.0f)));
+    CHECK_NEAR(impf_out[4], 25.0, 1e-6);
+    CHECK_NEAR(impf_out[7], 12.5, 1e-6);
+    CHECK_NEAR(impf_out[2], 6.25, 1e-6);
 }
 
 static void test_sobel_values(void)
