@@ -12,13 +12,14 @@
 //! two calls at the same time (the caller serialises them, as for any mutable object).
 
 use crate::context::{mv_backend, mv_context, one_backend};
+use crate::filter::{kernel_len, read_array};
 use crate::image::{
     border_f32, border_u8, check, input_view, mv_border, mv_image, mv_pixel_format, output_view,
     InputCopy, MV_PIXEL_F32, MV_PIXEL_I16, MV_PIXEL_U16, MV_PIXEL_U32, MV_PIXEL_U64, MV_PIXEL_U8,
 };
 use crate::panic::{guard, non_null};
 use crate::status::mv_status::{self, *};
-use mvision_core::filter::{self as f, Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ};
+use mvision_core::filter::{Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ};
 use mvision_core::{ImageView, Pixel};
 use mvision_runtime::{ops, Image, Variant};
 
@@ -247,24 +248,6 @@ unsafe fn pair<'a>(
     Ok(unsafe { (&(*src).image, &mut (*dst).image) })
 }
 
-/// Reads `n` caller values after a null check.
-///
-/// # Safety
-/// `p` NULL or readable for `n` values.
-unsafe fn array<'a, T>(p: *const T, n: usize) -> Result<&'a [T], mv_status> {
-    non_null(p)?;
-    // SAFETY: non-null, caller guarantees n readable values.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
-}
-
-fn kernel_len(k: u32) -> Result<usize, mv_status> {
-    match k {
-        0 => Err(MV_STATUS_ZERO_SIZE),
-        k if k % 2 == 0 || k as usize > f::MAX_KERNEL_SIZE => Err(MV_STATUS_INVALID_KERNEL),
-        k => Ok(k as usize),
-    }
-}
-
 /// As `mv_filter2d`, on buffers (`U8` → `U8` fixed-point, `F32` → `F32`), with the tiled
 /// device kernel on GPU backends.
 ///
@@ -286,7 +269,7 @@ pub unsafe extern "C" fn mv_submit_filter2d(
         let (s, d) = unsafe { pair(src, dst)? };
         let k = kernel_len(ksize)?;
         // SAFETY: k ≤ 15 validated; the caller provides k² values.
-        let c = unsafe { array(kernel, k * k)? };
+        let c = unsafe { read_array(kernel, k * k)? };
         let v = Variant::default();
         match (s, d) {
             (AnyImage::U8(a), AnyImage::U8(b)) => Ok(ops::filter2d_u8(
@@ -329,7 +312,7 @@ pub unsafe extern "C" fn mv_submit_sep_filter2d(
         let (s, d) = unsafe { pair(src, dst)? };
         let (nx, ny) = (kernel_len(kx_len)?, kernel_len(ky_len)?);
         // SAFETY: lengths validated; the caller provides them.
-        let (vx, vy) = unsafe { (array(kx, nx)?, array(ky, ny)?) };
+        let (vx, vy) = unsafe { (read_array(kx, nx)?, read_array(ky, ny)?) };
         match (s, d) {
             (AnyImage::U8(a), AnyImage::U8(b)) => Ok(ops::sep_filter_u8(
                 a,

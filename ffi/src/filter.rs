@@ -94,14 +94,14 @@ unsafe fn same_format_pair(
 ///
 /// # Safety
 /// `p` NULL or valid for `n` reads.
-unsafe fn read_array<'a, T>(p: *const T, n: usize) -> Result<&'a [T], mv_status> {
+pub(crate) unsafe fn read_array<'a, T>(p: *const T, n: usize) -> Result<&'a [T], mv_status> {
     non_null(p)?;
     // SAFETY: non-null; the caller guarantees n readable elements.
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
 /// Validates a kernel side length (odd, 1..=15) before any coefficient is read.
-fn kernel_len(ksize: u32) -> Result<usize, mv_status> {
+pub(crate) fn kernel_len(ksize: u32) -> Result<usize, mv_status> {
     match ksize {
         0 => Err(MV_STATUS_ZERO_SIZE),
         k if k % 2 == 0 || k as usize > f::MAX_KERNEL_SIZE => Err(MV_STATUS_INVALID_KERNEL),
