@@ -30,6 +30,7 @@ pub mod integral;
 pub mod pixel;
 pub mod pyramid;
 pub mod resize;
+pub mod tld;
 
 pub use border::Border;
 pub use error::{Error, Result};
