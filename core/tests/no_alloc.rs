@@ -5,8 +5,6 @@
 //! The counter is per thread (other test threads may allocate freely) and const-initialised
 //! without a destructor, so counting never allocates itself.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::hint::black_box;
 
 use mvision_core::filter::{
@@ -21,52 +19,13 @@ use mvision_core::pyramid::{pyr_down_f32, pyr_down_scratch_len, pyr_down_size, p
 use mvision_core::resize::{resize_bilinear_f32, resize_bilinear_u8, resize_scratch_len};
 use mvision_core::{Border, Error, ImageView, ImageViewMut, PixelFormat, Rect, RectF};
 
-thread_local! {
-    static HEAP_CALLS: Cell<u64> = const { Cell::new(0) };
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
-fn count() {
-    // `try_with`: during thread teardown the slot may be gone; those calls are not ours.
-    let _ = HEAP_CALLS.try_with(|c| c.set(c.get() + 1));
-}
-
-fn heap_calls() -> u64 {
-    HEAP_CALLS.with(|c| c.get())
-}
-
-/// `System`, counting every allocation, reallocation and deallocation of the calling thread.
-struct Counting;
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
-// `GlobalAlloc` contract holds exactly as it does for `System`.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged; `ptr` came from `System` through us.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count();
-        // SAFETY: forwarded unchanged; `ptr` came from `System` through us.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_alloc::heap_calls;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 /// A `fmt::Write` into a fixed array, to format errors without a `String`.
 struct StackText {

@@ -8,8 +8,6 @@
 #[path = "common/mod.rs"]
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::hint::black_box;
 
 use common::{random_u8, Img, Rng};
@@ -23,53 +21,13 @@ use mvision_core::tld::patch::{
 };
 use mvision_core::{Error, Rect};
 
-// ---------------------------------------------------------------------------------------------
-// Counting allocator (per thread, as in no_alloc.rs)
-// ---------------------------------------------------------------------------------------------
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    static HEAP_CALLS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    let _ = HEAP_CALLS.try_with(|c| c.set(c.get() + 1));
-}
-
-fn heap_calls() -> u64 {
-    HEAP_CALLS.with(|c| c.get())
-}
-
-struct Counting;
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged; `ptr` came from `System` through us.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        count();
-        // SAFETY: forwarded unchanged; `ptr` came from `System` through us.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_alloc::heap_calls;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 // ---------------------------------------------------------------------------------------------
 // References
