@@ -52,6 +52,29 @@ pub(crate) fn separable_scratch_len(
     padded.checked_add(ring)?.checked_add(out_width)
 }
 
+/// Splits separable-engine scratch into its three parts — one padded source row
+/// (`src_width + kx_len − 1`), the ring of `ky_len` horizontal results (`out_width` each) and the
+/// accumulator row (`out_width`) — the layout [`separable_scratch_len`] counts.
+///
+/// Errors: [`Error::Overflow`] if the length overflows; [`Error::BufferTooSmall`] if `scratch`
+/// is shorter.
+pub(crate) fn split_separable_scratch<A>(
+    scratch: &mut [A],
+    src_width: usize,
+    out_width: usize,
+    kx_len: usize,
+    ky_len: usize,
+) -> Result<(&mut [A], &mut [A], &mut [A])> {
+    let need =
+        separable_scratch_len(src_width, out_width, kx_len, ky_len).ok_or(Error::Overflow)?;
+    if scratch.len() < need {
+        return Err(Error::BufferTooSmall);
+    }
+    let (row, rest) = scratch.split_at_mut(src_width + kx_len - 1);
+    let (ring, rest) = rest.split_at_mut(ky_len * out_width);
+    Ok((row, ring, &mut rest[..out_width]))
+}
+
 /// Writes source row `vy` (a virtual coordinate, possibly outside the image), widened and padded
 /// by `r_left` / `r_right` pixels, into `out`.
 pub(crate) fn load_padded_row<S: Pixel, A: Copy + Default>(
@@ -354,14 +377,8 @@ fn separable_simd<D: Pixel>(
 ) -> Result<()> {
     let (w, h) = src.size();
     crate::image::same_size((w, h), dst.size())?;
-    let need = separable_scratch_len(w, w, kx.len(), ky.len()).ok_or(Error::Overflow)?;
-    if scratch.len() < need {
-        return Err(Error::BufferTooSmall);
-    }
+    let (pairs, ring_buf, acc) = split_separable_scratch(scratch, w, w, kx.len(), ky.len())?;
     let (rx, ry) = (kx.len() / 2, ky.len() / 2);
-    let (pairs, rest) = scratch.split_at_mut(w + kx.len() - 1);
-    let (ring_buf, rest) = rest.split_at_mut(ky.len() * w);
-    let acc = &mut rest[..w];
     let mut ring = Ring::new(ring_buf, w, ky.len());
     for y in 0..h {
         for t in 0..ky.len() {
@@ -401,14 +418,8 @@ pub(crate) fn separable<S: Pixel, A: Acc, D: Pixel>(
     debug_assert!(kx.len() % 2 == 1 && ky.len() % 2 == 1);
     debug_assert!(kx.len() <= super::MAX_KERNEL_SIZE && ky.len() <= super::MAX_KERNEL_SIZE);
     let (ow, oh) = out;
-    let need = separable_scratch_len(w, ow, kx.len(), ky.len()).ok_or(Error::Overflow)?;
-    if scratch.len() < need {
-        return Err(Error::BufferTooSmall);
-    }
+    let (padded, ring_buf, acc) = split_separable_scratch(scratch, w, ow, kx.len(), ky.len())?;
     let (rx, ry) = (kx.len() / 2, ky.len() / 2);
-    let (padded, rest) = scratch.split_at_mut(w + kx.len() - 1);
-    let (ring_buf, rest) = rest.split_at_mut(ky.len() * ow);
-    let acc = &mut rest[..ow];
     let mut ring = Ring::new(ring_buf, ow, ky.len());
     for oy in 0..oh {
         for t in 0..ky.len() {
