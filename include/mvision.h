@@ -91,6 +91,10 @@ enum mv_status
    */
   MV_STATUS_OUT_OF_MEMORY = 13,
   /**
+   * A stateful object was used out of order (for example a tracker updated before init).
+   */
+  MV_STATUS_NOT_INITIALIZED = 14,
+  /**
    * A requested backend is not compiled in, or its driver or device is missing.
    */
   MV_STATUS_BACKEND_UNAVAILABLE = 20,

@@ -27,6 +27,8 @@ pub enum Error {
     InvalidArgument,
     /// A rectangle lies (partly) outside the image it must address.
     OutOfBounds,
+    /// A stateful object was used out of order (for example a tracker updated before `init`).
+    NotInitialized,
 }
 
 impl Error {
@@ -41,6 +43,7 @@ impl Error {
             Error::InvalidKernel => "invalid filter kernel",
             Error::InvalidArgument => "argument out of range",
             Error::OutOfBounds => "rectangle lies outside the image",
+            Error::NotInitialized => "object used before it was initialised",
         }
     }
 }

@@ -7,6 +7,8 @@
 //! Layers, bottom up:
 //! * [`pixel`], [`image`]: pixel types and strided image views over caller buffers, validated once
 //!   at construction.
+//! * [`arena`]: typed slices carved from one caller workspace (how stateful objects live in
+//!   caller memory).
 //! * [`geometry`]: integer and float rectangles, intersection, IoU, clamping.
 //! * [`border`]: how filters read outside the image.
 //! * [`filter`]: dense and separable convolution (fixed-point for `u8`, `f32`), Gaussian and box
@@ -21,6 +23,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod arena;
 pub mod border;
 pub mod error;
 pub mod filter;

@@ -38,6 +38,8 @@ pub enum mv_status {
     MV_STATUS_OVERLAP = 12,
     /// Host memory for working buffers could not be allocated.
     MV_STATUS_OUT_OF_MEMORY = 13,
+    /// A stateful object was used out of order (for example a tracker updated before init).
+    MV_STATUS_NOT_INITIALIZED = 14,
     /// A requested backend is not compiled in, or its driver or device is missing.
     MV_STATUS_BACKEND_UNAVAILABLE = 20,
     /// A device (GPU) call failed.
@@ -65,6 +67,7 @@ impl From<Error> for mv_status {
             Error::InvalidKernel => MV_STATUS_INVALID_KERNEL,
             Error::InvalidArgument => MV_STATUS_INVALID_ARGUMENT,
             Error::OutOfBounds => MV_STATUS_OUT_OF_BOUNDS,
+            Error::NotInitialized => MV_STATUS_NOT_INITIALIZED,
             _ => MV_STATUS_INVALID_ARGUMENT,
         }
     }
@@ -96,7 +99,7 @@ pub(crate) fn set_last_error_detail(detail: String) {
     LAST_DETAIL.with(|d| *d.borrow_mut() = detail);
 }
 
-const ALL: [mv_status; 20] = [
+const ALL: [mv_status; 21] = [
     MV_STATUS_OK,
     MV_STATUS_NULL_POINTER,
     MV_STATUS_ZERO_SIZE,
@@ -111,6 +114,7 @@ const ALL: [mv_status; 20] = [
     MV_STATUS_OUT_OF_BOUNDS,
     MV_STATUS_OVERLAP,
     MV_STATUS_OUT_OF_MEMORY,
+    MV_STATUS_NOT_INITIALIZED,
     MV_STATUS_BACKEND_UNAVAILABLE,
     MV_STATUS_DEVICE_ERROR,
     MV_STATUS_KERNEL_BUILD_FAILED,
@@ -156,6 +160,10 @@ impl mv_status {
             ),
             MV_STATUS_OVERLAP => ("MV_STATUS_OVERLAP\0", "output images overlap in memory\0"),
             MV_STATUS_OUT_OF_MEMORY => ("MV_STATUS_OUT_OF_MEMORY\0", "out of host memory\0"),
+            MV_STATUS_NOT_INITIALIZED => (
+                "MV_STATUS_NOT_INITIALIZED\0",
+                "object used before it was initialised\0",
+            ),
             MV_STATUS_BACKEND_UNAVAILABLE => {
                 ("MV_STATUS_BACKEND_UNAVAILABLE\0", "backend not available\0")
             }
