@@ -6,7 +6,7 @@
 //! overflows.
 
 /// Integer rectangle in pixels (top-left corner, width, height).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Rect {
     /// Left edge (column of the first pixel).
@@ -20,7 +20,7 @@ pub struct Rect {
 }
 
 /// Sub-pixel rectangle in pixels (top-left corner, width, height).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct RectF {
     /// Left edge.

@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::image::ImageView;
 
 use super::grid::{Grid, GridScale};
+use super::rng::SplitMix64;
 
 /// Most ferns an ensemble may have.
 pub const MAX_FERNS: u32 = 64;
@@ -83,7 +84,7 @@ impl FernParams {
 
 /// One pixel-pair comparison at one scale: offsets in pixels from a window's top-left corner.
 /// The bit is `pixel(x1, y1) > pixel(x2, y2)`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct PixelPair {
     /// Column of the first pixel.
@@ -94,25 +95,6 @@ pub struct PixelPair {
     pub x2: u16,
     /// Row of the second pixel.
     pub y2: u16,
-}
-
-/// SplitMix64 (Steele, Lea & Flood): a tiny generator whose sequence depends only on the seed,
-/// identical on every platform.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A relative coordinate `u / 2²⁴ ∈ [0, 1)`, as the 24-bit integer `u`.
-    fn unit_q24(&mut self) -> u32 {
-        (self.next_u64() >> 40) as u32
-    }
 }
 
 /// `floor(u·side / 2²⁴)`: a relative coordinate scaled to a pixel offset in `[0, side)`.
@@ -361,6 +343,29 @@ impl<'a> FernEnsemble<'a> {
         for (o, code) in out.iter_mut().zip(codes.chunks_exact(ferns)) {
             *o = self.mean_posterior(code);
         }
+        Ok(())
+    }
+
+    /// Forgets every example (all counts and posteriors back to zero), for re-initialisation.
+    pub fn reset(&mut self) {
+        self.positive.fill(0);
+        self.negative.fill(0);
+        self.posterior.fill(0.0);
+    }
+
+    /// Changes the detection/positive-learning and negative-learning thresholds (OpenTLD raises
+    /// the first after evaluating held-out negatives at init).
+    ///
+    /// Errors: [`Error::InvalidArgument`] for a NaN threshold or one outside `[0, 1]`; nothing
+    /// changes then.
+    pub fn set_thresholds(&mut self, positive: f32, negative: f32) -> Result<()> {
+        let p = FernParams {
+            positive_threshold: positive,
+            negative_threshold: negative,
+            ..self.params
+        };
+        p.validate()?;
+        self.params = p;
         Ok(())
     }
 

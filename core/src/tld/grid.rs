@@ -30,7 +30,10 @@ pub const MAX_SCALE_STEPS: u32 = 20;
 /// Parameters of the scanning grid; [`Default`] gives OpenTLD's values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GridParams {
-    /// Smallest accepted window side in pixels (both sides must reach it). Default 24; at least 1.
+    /// Smallest accepted window side in pixels (both sides must reach it); at least 1. Default
+    /// 15, OpenTLD C++'s value: its Matlab original (and SEEDS) use 24, but then a target
+    /// narrower than 24 px (03_pedestrian1 is 16 px wide) has no window at its own scale, and
+    /// on the four real clips 15 raised the pooled success AUC from 0.50 to 0.56 (BENCHMARKS.md).
     pub min_window_px: u32,
     /// Shift between neighbouring windows, in percent of the window's shorter side. Default 10;
     /// 1 to 100.
@@ -43,7 +46,7 @@ pub struct GridParams {
 impl Default for GridParams {
     fn default() -> Self {
         Self {
-            min_window_px: 24,
+            min_window_px: 15,
             shift_percent: 10,
             scale_steps: 10,
         }
@@ -51,7 +54,7 @@ impl Default for GridParams {
 }
 
 /// One distinct window size of the grid and where its windows lie in the window arrays.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct GridScale {
     /// Window width in pixels.
@@ -116,6 +119,30 @@ pub struct Grid<'a> {
 }
 
 impl<'a> Grid<'a> {
+    /// A view of arrays [`build_grid`] filled earlier (trusted: the crate keeps them intact).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        frame_width: usize,
+        frame_height: usize,
+        x: &'a [u16],
+        y: &'a [u16],
+        width: &'a [u16],
+        height: &'a [u16],
+        scale: &'a [u8],
+        scales: &'a [GridScale],
+    ) -> Self {
+        Self {
+            frame_width,
+            frame_height,
+            x,
+            y,
+            width,
+            height,
+            scale,
+            scales,
+        }
+    }
+
     /// Number of windows.
     pub fn len(&self) -> usize {
         self.x.len()
@@ -269,6 +296,49 @@ pub fn grid_scale_count(
     let mut n = 0;
     for_each_scale(params, frame_w, frame_h, init_box, |_| n += 1)?;
     Ok(n)
+}
+
+/// An upper bound of [`grid_len`] over every initial box that fits a `frame_w × frame_h`
+/// frame: what storage sized once per frame size (before the box is known) must hold.
+///
+/// A scale's windows are all at least its shorter side `m` wide and high, and its step depends
+/// on `m` only, so `((W − 2 − m)/step + 1)·((H − 2 − m)/step + 1)` bounds its window count; `m`
+/// at step `k` is the initial box's shorter side scaled by `1.2^k` (the rounding is monotone).
+/// The bound is the largest sum over every shorter side from 1 to `min(W, H)` px.
+///
+/// Errors: as [`grid_len`] (the frame and parameter checks).
+pub fn grid_len_bound(params: &GridParams, frame_w: usize, frame_h: usize) -> Result<usize> {
+    // Validates the parameters and the frame with a 1 × 1 box.
+    for_each_scale(params, frame_w, frame_h, Rect::new(0, 0, 1, 1), |_| {})?;
+    let (fw, fh) = (frame_w as u128, frame_h as u128);
+    let steps = params.scale_steps as i32;
+    let mut best: u128 = 0;
+    for side in 1..=fw.min(fh) {
+        let mut total: u128 = 0;
+        for k in -steps..=steps {
+            let (num, den) = if k >= 0 {
+                (6u128.pow(k as u32), 5u128.pow(k as u32))
+            } else {
+                (5u128.pow((-k) as u32), 6u128.pow((-k) as u32))
+            };
+            let m = scaled_side(side, num, den);
+            if m < params.min_window_px as u128 || m + 2 > fw.min(fh) {
+                continue;
+            }
+            let shift = ((m * params.shift_percent as u128 + 50) / 100).max(1);
+            total += ((fw - 2 - m) / shift + 1) * ((fh - 2 - m) / shift + 1);
+        }
+        best = best.max(total);
+    }
+    if best > u32::MAX as u128 {
+        return Err(Error::Overflow);
+    }
+    Ok(best as usize)
+}
+
+/// The most scales any grid can have: `2·scale_steps + 1`.
+pub fn grid_scale_bound(params: &GridParams) -> usize {
+    2 * params.scale_steps.min(MAX_SCALE_STEPS) as usize + 1
 }
 
 /// Builds the scanning grid into `storage` and returns a view of it. An empty grid (no scale
