@@ -13,8 +13,8 @@ use common::{random_u8, Img, Rng};
 use mvision_core::filter::{gaussian_blur_u8, gaussian_kernel_size, separable_scratch_len};
 use mvision_core::integral::{integral_size, integral_u8, IntegralImage};
 use mvision_core::tld::fern::{
-    build_offsets, ensemble_len, fern_codes, offsets_len, FernEnsemble, FernParams, FernTables,
-    PixelPair,
+    build_offsets, ensemble_len, fern_codes, fern_scan, fern_scan_scratch_len, offsets_len,
+    FernEnsemble, FernParams, FernTables, PixelPair,
 };
 use mvision_core::tld::grid::{
     build_grid, grid_len, grid_scale_count, Grid, GridParams, GridScale, GridStorage,
@@ -898,6 +898,58 @@ fn ferns_separate_trained_patterns() {
     assert!(accepted >= 18, "positives {pos:?}");
     assert!(neg.iter().all(|&c| !e.accepts(c)), "negatives {neg:?}");
     assert!(mean(&pos) > 0.65 && mean(&neg) < 0.1, "{pos:?} {neg:?}");
+
+    // The early-exit scan agrees with full codes wherever a decision can depend on it.
+    let frame = blurred(&scene(&mut rng, &object, 6));
+    let all: Vec<u32> = (0..g.len() as u32).collect();
+    let mut full = vec![0u16; all.len() * 10];
+    fern_codes(&d, &frame.view(), &g, &off, &all, &mut full).unwrap();
+    let mut full_conf = vec![0f32; all.len()];
+    e.confidences(&full, &mut full_conf).unwrap();
+    for floor in [0.0f32, 0.3, 0.5, 0.62] {
+        let mut codes = vec![0u16; all.len() * 10];
+        let mut conf = vec![0f32; all.len()];
+        let mut scratch = vec![0u32; fern_scan_scratch_len(&d)];
+        fern_scan(
+            &e,
+            &frame.view(),
+            &g,
+            &off,
+            &all,
+            floor,
+            &mut scratch,
+            &mut codes,
+            &mut conf,
+        )
+        .unwrap();
+        let (mut exact, mut rejected) = (0, 0);
+        for i in 0..all.len() {
+            if full_conf[i] >= floor {
+                assert_eq!(conf[i].to_bits(), full_conf[i].to_bits(), "window {i}");
+                assert_eq!(codes[i * 10..i * 10 + 10], full[i * 10..i * 10 + 10]);
+                exact += 1;
+            } else if conf[i] < floor {
+                // Rejected early: an upper bound of the true confidence, below the floor.
+                assert!(
+                    conf[i] >= full_conf[i],
+                    "window {i}: {} < {}",
+                    conf[i],
+                    full_conf[i]
+                );
+                rejected += 1;
+            } else {
+                assert_eq!(conf[i].to_bits(), full_conf[i].to_bits(), "window {i}");
+            }
+        }
+        eprintln!("fern_scan floor {floor}: {exact} exact, {rejected} rejected early");
+        assert!(exact > 0);
+        if floor >= 0.5 {
+            assert!(
+                rejected > all.len() / 2,
+                "early exit rejected only {rejected}"
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

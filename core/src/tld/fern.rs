@@ -166,6 +166,131 @@ pub fn fern_codes(
 ) -> Result<()> {
     let per_scale = params.comparisons();
     let (ferns, features) = (params.ferns as usize, params.features as usize);
+    check_scan(params, blurred, grid, offsets, windows, codes)?;
+    let (data, stride) = (blurred.as_slice(), blurred.stride());
+    let (gx, gy, gs) = (grid.x(), grid.y(), grid.scale_index());
+    for (&wi, out) in windows.iter().zip(codes.chunks_exact_mut(ferns)) {
+        let wi = wi as usize;
+        let origin = gy[wi] as usize * stride + gx[wi] as usize;
+        let pairs = &offsets[gs[wi] as usize * per_scale..][..per_scale];
+        for (code, fern_pairs) in out.iter_mut().zip(pairs.chunks_exact(features)) {
+            let mut c = 0u16;
+            for p in fern_pairs {
+                let a = data[origin + p.y1 as usize * stride + p.x1 as usize];
+                let b = data[origin + p.y2 as usize * stride + p.x2 as usize];
+                c = (c << 1) | (a > b) as u16;
+            }
+            *code = c;
+        }
+    }
+    Ok(())
+}
+
+/// Scratch `u32` elements [`fern_scan`] needs: two per comparison (`2 · ferns · features`).
+pub fn fern_scan_scratch_len(params: &FernParams) -> usize {
+    2 * params.comparisons()
+}
+
+/// The detector's fern stage with early rejection: for each window of `windows`, computes its
+/// codes fern by fern (as [`fern_codes`]) and sums the posteriors (as
+/// [`FernEnsemble::confidences`]), and stops as soon as the remaining ferns cannot lift the
+/// mean posterior to `floor` (every posterior is at most 1).
+///
+/// For a window whose confidence is at least `floor`, `codes` and `conf` hold exactly what
+/// [`fern_codes`] and [`FernEnsemble::confidences`] give. For a rejected window, `conf` holds
+/// an upper bound of its confidence below `floor` (minus a margin of 10⁻⁵ that absorbs `f32`
+/// rounding) and its codes are partial. With `floor` at most the detection and the negative
+/// learning thresholds, no decision of the detector or of learning changes; on textured
+/// backgrounds most windows are rejected after a few ferns.
+///
+/// The pixel pairs (`offsets`) must come from [`build_offsets`] with the ensemble's parameters.
+///
+/// Errors: those of [`fern_codes`]; [`Error::BufferTooSmall`] if `conf` is shorter than
+/// `windows` or `scratch` than [`fern_scan_scratch_len`]. Nothing is written on error except `scratch`.
+#[allow(clippy::too_many_arguments)]
+pub fn fern_scan(
+    ensemble: &FernEnsemble<'_>,
+    blurred: &ImageView<'_, u8>,
+    grid: &Grid<'_>,
+    offsets: &[PixelPair],
+    windows: &[u32],
+    floor: f32,
+    scratch: &mut [u32],
+    codes: &mut [u16],
+    conf: &mut [f32],
+) -> Result<()> {
+    let params = ensemble.params;
+    let per_scale = params.comparisons();
+    let (ferns, features) = (params.ferns as usize, params.features as usize);
+    check_scan(&params, blurred, grid, offsets, windows, codes)?;
+    if conf.len() < windows.len() || scratch.len() < 2 * per_scale {
+        return Err(Error::BufferTooSmall);
+    }
+    let leaves = 1usize << features;
+    let posterior = &*ensemble.posterior;
+    let (data, stride) = (blurred.as_slice(), blurred.stride());
+    let (gx, gy, gs) = (grid.x(), grid.y(), grid.scale_index());
+    let lin = &mut scratch[..2 * per_scale];
+    let mut current_scale = usize::MAX;
+    // Reject when sum + remaining < floor·ferns − margin (see the doc comment).
+    let limit = floor * ferns as f32 - 1e-5 * ferns as f32;
+    for ((&wi, out), c) in windows
+        .iter()
+        .zip(codes.chunks_exact_mut(ferns))
+        .zip(conf.iter_mut())
+    {
+        let wi = wi as usize;
+        let s = gs[wi] as usize;
+        if s != current_scale {
+            // Linear offsets of this scale's pairs for the frame's stride.
+            for (l, p) in lin
+                .chunks_exact_mut(2)
+                .zip(&offsets[s * per_scale..(s + 1) * per_scale])
+            {
+                l[0] = (p.y1 as usize * stride + p.x1 as usize) as u32;
+                l[1] = (p.y2 as usize * stride + p.x2 as usize) as u32;
+            }
+            current_scale = s;
+        }
+        let base = &data[gy[wi] as usize * stride + gx[wi] as usize..];
+        let mut sum = 0.0f32;
+        let mut bound = ferns as f32;
+        for (f, (code, pairs)) in out
+            .iter_mut()
+            .zip(lin.chunks_exact(2 * features))
+            .enumerate()
+        {
+            let mut v = 0u16;
+            for l in pairs.chunks_exact(2) {
+                v = (v << 1) | (base[l[0] as usize] > base[l[1] as usize]) as u16;
+            }
+            *code = v;
+            sum += posterior[f * leaves + v as usize];
+            bound = sum + (ferns - f - 1) as f32;
+            if bound < limit {
+                break;
+            }
+        }
+        *c = if bound < limit {
+            bound / ferns as f32
+        } else {
+            sum / ferns as f32
+        };
+    }
+    Ok(())
+}
+
+/// The checks shared by [`fern_codes`] and [`fern_scan`].
+fn check_scan(
+    params: &FernParams,
+    blurred: &ImageView<'_, u8>,
+    grid: &Grid<'_>,
+    offsets: &[PixelPair],
+    windows: &[u32],
+    codes: &[u16],
+) -> Result<()> {
+    let per_scale = params.comparisons();
+    let ferns = params.ferns as usize;
     if blurred.size() != grid.frame_size() {
         return Err(Error::SizeMismatch);
     }
@@ -189,22 +314,6 @@ pub fn fern_codes(
     }
     if windows.iter().any(|&i| i as usize >= grid.len()) {
         return Err(Error::OutOfBounds);
-    }
-    let (data, stride) = (blurred.as_slice(), blurred.stride());
-    let (gx, gy, gs) = (grid.x(), grid.y(), grid.scale_index());
-    for (&wi, out) in windows.iter().zip(codes.chunks_exact_mut(ferns)) {
-        let wi = wi as usize;
-        let origin = gy[wi] as usize * stride + gx[wi] as usize;
-        let pairs = &offsets[gs[wi] as usize * per_scale..][..per_scale];
-        for (code, fern_pairs) in out.iter_mut().zip(pairs.chunks_exact(features)) {
-            let mut c = 0u16;
-            for p in fern_pairs {
-                let a = data[origin + p.y1 as usize * stride + p.x1 as usize];
-                let b = data[origin + p.y2 as usize * stride + p.x2 as usize];
-                c = (c << 1) | (a > b) as u16;
-            }
-            *code = c;
-        }
     }
     Ok(())
 }

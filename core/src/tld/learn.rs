@@ -175,7 +175,7 @@ impl Tld<'_> {
         self.nn.set_thresholds(&nn)?;
         // Ferns: positives from warps, negatives from the variance survivors far from the box.
         let positives = self.train_positive_ferns(self.params.warps_init as usize + 1)?;
-        self.scan_ferns()?;
+        self.scan_ferns(false)?;
         let n = self.survivor_count;
         let (mut n_train, mut n_test) = (0, n);
         for j in 0..n {
@@ -260,9 +260,12 @@ impl Tld<'_> {
             self.ferns.train(code, true)?;
         }
         let neg_thr = self.params.negative_overlap;
+        // Codes below the scan floor are partial; those windows would not be learnt anyway
+        // (the floor is at most the negative-learning threshold).
+        let prefilter = NEGATIVE_FERN_PREFILTER.max(self.scan_floor);
         for j in 0..self.survivor_count {
             let wi = self.survivors[j] as usize;
-            if self.overlap[wi] < neg_thr && self.fern_conf[j] >= NEGATIVE_FERN_PREFILTER {
+            if self.overlap[wi] < neg_thr && self.fern_conf[j] >= prefilter {
                 self.ferns
                     .train(&self.codes[j * ferns..(j + 1) * ferns], false)?;
             }

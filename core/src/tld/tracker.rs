@@ -23,8 +23,8 @@ use crate::Border;
 
 use super::cluster::cluster;
 use super::fern::{
-    build_offsets, ensemble_len, fern_codes, offsets_len, FernEnsemble, FernParams, FernTables,
-    PixelPair,
+    build_offsets, ensemble_len, fern_codes, fern_scan, fern_scan_scratch_len, offsets_len,
+    FernEnsemble, FernParams, FernTables, PixelPair,
 };
 use super::flow::{FlowParams, MedianFlow};
 use super::grid::{
@@ -258,8 +258,11 @@ pub struct Tld<'a> {
     pub(super) survivor_count: usize,
     /// Fern codes of the survivors, `ferns` per survivor.
     pub(super) codes: &'a mut [u16],
-    /// Fern confidence of each survivor.
+    /// Fern confidence of each survivor (exact when at least `scan_floor`, see [`fern_scan`]).
     pub(super) fern_conf: &'a mut [f32],
+    /// Survivors whose fern confidence is below this have partial codes (0: all exact).
+    pub(super) scan_floor: f32,
+    scan_scratch: &'a mut [u32],
     /// Scratch index list (candidates, shuffles), one per window.
     pub(super) order: &'a mut [u32],
     pub(super) offsets: &'a mut [PixelPair],
@@ -319,6 +322,7 @@ struct Sizes {
     scales: usize,
     ferns: usize,
     offsets: usize,
+    scan_scratch: usize,
     ensemble: usize,
     nn: usize,
     pixels: usize,
@@ -349,6 +353,7 @@ impl Sizes {
             scales,
             ferns,
             offsets: offsets_len(&fern, scales)?,
+            scan_scratch: fern_scan_scratch_len(&fern),
             ensemble: ensemble_len(&fern)?,
             nn: nn_len(&params.nn),
             pixels: of(width.checked_mul(height))?,
@@ -381,6 +386,7 @@ pub fn workspace_len(params: &TldParams, width: usize, height: usize) -> Result<
     len.add::<f32>(s.windows)?; // fern_conf
     len.add::<u32>(s.windows)?; // order
     len.add::<PixelPair>(s.offsets)?;
+    len.add::<u32>(s.scan_scratch)?;
     len.add::<u32>(s.ensemble)?;
     len.add::<u32>(s.ensemble)?;
     len.add::<f32>(s.ensemble)?;
@@ -438,6 +444,7 @@ impl<'a> Tld<'a> {
         let fern_conf = a.take(s.windows)?;
         let order = a.take(s.windows)?;
         let offsets = a.take(s.offsets)?;
+        let scan_scratch = a.take(s.scan_scratch)?;
         let fern = params.fern_params();
         let ferns = FernEnsemble::new(
             &fern,
@@ -477,6 +484,8 @@ impl<'a> Tld<'a> {
             survivor_count: 0,
             codes,
             fern_conf,
+            scan_floor: 0.0,
+            scan_scratch,
             order,
             offsets,
             ferns,
@@ -656,8 +665,10 @@ impl<'a> Tld<'a> {
     }
 
     /// Runs the variance filter and the ferns over the whole grid on the prepared frame:
-    /// survivors, their codes and fern confidences.
-    pub(super) fn scan_ferns(&mut self) -> Result<()> {
+    /// survivors, their codes and fern confidences. With `early_exit`, survivors that cannot
+    /// reach the detection or negative-learning threshold are rejected after the first ferns
+    /// ([`fern_scan`]); otherwise every code is complete (init trains on all of them).
+    pub(super) fn scan_ferns(&mut self, early_exit: bool) -> Result<()> {
         let fern = self.params.fern_params();
         let ferns = fern.ferns as usize;
         let grid = self.grid.view(self.width, self.height);
@@ -668,16 +679,32 @@ impl<'a> Tld<'a> {
         )?;
         let n = variance_filter(&integral, &grid, self.variance, self.survivors)?;
         let blurred = ImageView::packed(self.blurred, self.width, self.height)?;
-        fern_codes(
-            &fern,
-            &blurred,
-            &grid,
-            self.offsets,
-            &self.survivors[..n],
-            self.codes,
-        )?;
-        self.ferns
-            .confidences(&self.codes[..n * ferns], &mut self.fern_conf[..n])?;
+        if early_exit {
+            self.scan_floor = self.fern_threshold.min(fern.negative_threshold);
+            fern_scan(
+                &self.ferns,
+                &blurred,
+                &grid,
+                self.offsets,
+                &self.survivors[..n],
+                self.scan_floor,
+                self.scan_scratch,
+                self.codes,
+                self.fern_conf,
+            )?;
+        } else {
+            self.scan_floor = 0.0;
+            fern_codes(
+                &fern,
+                &blurred,
+                &grid,
+                self.offsets,
+                &self.survivors[..n],
+                self.codes,
+            )?;
+            self.ferns
+                .confidences(&self.codes[..n * ferns], &mut self.fern_conf[..n])?;
+        }
         self.survivor_count = n;
         Ok(())
     }
@@ -685,7 +712,7 @@ impl<'a> Tld<'a> {
     /// The detector on the prepared frame: ferns over the grid, then the NN on the
     /// `max_candidates` best fern scores. Fills the candidate and detection lists.
     fn detect(&mut self, frame: &ImageView<'_, u8>) -> Result<()> {
-        self.scan_ferns()?;
+        self.scan_ferns(true)?;
         let n = self.survivor_count;
         let mut m = 0;
         for j in 0..n {
