@@ -237,23 +237,9 @@ fn grid_matches_opentld_loops() {
     }
 }
 
-/// The grid of Kalal's Matlab OpenTLD and SEEDS.md (minimum window 24 px); the default is
-/// OpenTLD C++'s 15 px (see `GridParams::min_window_px`).
-fn seeds_grid() -> GridParams {
-    GridParams {
-        min_window_px: 24,
-        ..GridParams::default()
-    }
-}
-
 #[test]
 fn grid_sizes_at_320x240_and_640x480() {
-    let dflt = GridParams::default();
-    let n320 = check_grid(&dflt, 320, 240, Rect::new(130, 80, 60, 80));
-    let n640 = check_grid(&dflt, 640, 480, Rect::new(260, 160, 120, 160));
-    eprintln!("TLD grid (min window 15 px) 320x240, box 60x80: {n320} windows");
-    eprintln!("TLD grid (min window 15 px) 640x480, box 120x160: {n640} windows");
-    let d = seeds_grid();
+    let d = GridParams::default();
     let n320 = check_grid(&d, 320, 240, Rect::new(130, 80, 60, 80));
     let n640 = check_grid(&d, 640, 480, Rect::new(260, 160, 120, 160));
     let s320 = grid_scale_count(&d, 320, 240, Rect::new(0, 0, 60, 80)).unwrap();
@@ -270,7 +256,7 @@ const GRID_640X480_120X160: usize = 104_324;
 
 #[test]
 fn grid_rejects_bad_input_without_writing() {
-    let d = seeds_grid();
+    let d = GridParams::default();
     let b = Rect::new(0, 0, 40, 40);
     assert_eq!(grid_len(&d, 0, 240, b), Err(Error::ZeroSize));
     assert_eq!(
@@ -634,7 +620,7 @@ fn fern_offsets_and_codes_match_reference() {
 #[test]
 fn fern_codes_are_deterministic() {
     let d = FernParams::default();
-    let gp = seeds_grid();
+    let gp = GridParams::default();
     let b = Rect::new(0, 0, 60, 80);
     let mut gb = GridBuf::for_grid(&gp, 320, 240, b);
     let g = build_grid(&gp, 320, 240, b, gb.storage()).unwrap();

@@ -30,10 +30,7 @@ pub const MAX_SCALE_STEPS: u32 = 20;
 /// Parameters of the scanning grid; [`Default`] gives OpenTLD's values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GridParams {
-    /// Smallest accepted window side in pixels (both sides must reach it); at least 1. Default
-    /// 15, OpenTLD C++'s value: its Matlab original (and SEEDS) use 24, but then a target
-    /// narrower than 24 px (03_pedestrian1 is 16 px wide) has no window at its own scale, and
-    /// on the four real clips 15 raised the pooled success AUC from 0.50 to 0.56 (BENCHMARKS.md).
+    /// Smallest accepted window side in pixels (both sides must reach it). Default 24; at least 1.
     pub min_window_px: u32,
     /// Shift between neighbouring windows, in percent of the window's shorter side. Default 10;
     /// 1 to 100.
@@ -46,7 +43,7 @@ pub struct GridParams {
 impl Default for GridParams {
     fn default() -> Self {
         Self {
-            min_window_px: 15,
+            min_window_px: 24,
             shift_percent: 10,
             scale_steps: 10,
         }

@@ -67,8 +67,15 @@ const AWAY_OVERLAP: f32 = 0.5;
 /// NN template stores.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TldParams {
-    /// Scanning grid (min window 24 px, shift 10 %, scales 1.2^k for |k| ≤ 10).
+    /// Scanning grid (min window 24 px, shift 10 %, scales 1.2^k for |k| ≤ 10). A target
+    /// narrower than `grid.min_window_px` lowers the grid's minimum to its shorter side, down to
+    /// [`TldParams::min_window_floor_px`], so that it has windows at its own scale.
     pub grid: GridParams,
+    /// Lowest minimum window side the grid may get from a narrow target, pixels (15, OpenTLD
+    /// C++'s `min_win`). Without it, 03_pedestrian1's 16 px wide target has no window at its
+    /// own scale and is never re-detected (its success AUC 0.08 → 0.18). The workspace is
+    /// sized for this floor. 1 to `grid.min_window_px`.
+    pub min_window_floor_px: u32,
     /// Fern ensemble (10 ferns × 13 comparisons, thresholds 0.5). Its `seed` is ignored: the
     /// pixel pairs are drawn from [`TldParams::seed`].
     pub fern: FernParams,
@@ -114,6 +121,7 @@ impl Default for TldParams {
     fn default() -> Self {
         Self {
             grid: GridParams::default(),
+            min_window_floor_px: 15,
             fern: FernParams::default(),
             nn: NnParams::DEFAULT,
             flow: FlowParams::default(),
@@ -149,6 +157,8 @@ impl TldParams {
         let unit = |t: f32| (0.0..=1.0).contains(&t);
         let finite_non_negative = |v: f32| v.is_finite() && v >= 0.0;
         if self.variance_factor.1 == 0
+            || self.min_window_floor_px == 0
+            || self.min_window_floor_px > self.grid.min_window_px
             || !unit(self.positive_overlap)
             || !unit(self.negative_overlap)
             || self.closest_positives == 0
@@ -168,6 +178,24 @@ impl TldParams {
         // The grid's own checks, on a frame any grid parameters accept.
         grid_len_bound(&self.grid, 3, 3)?;
         Ok(())
+    }
+
+    /// The grid parameters for an initial box: the minimum window lowered towards a narrow
+    /// box's shorter side, never below the floor.
+    pub(super) fn grid_for(&self, bbox: Rect) -> GridParams {
+        let side = bbox.width.min(bbox.height).max(0) as u32;
+        GridParams {
+            min_window_px: side.clamp(self.min_window_floor_px, self.grid.min_window_px),
+            ..self.grid
+        }
+    }
+
+    /// The grid parameters the workspace is sized for (the floor as minimum window).
+    fn grid_bound_params(&self) -> GridParams {
+        GridParams {
+            min_window_px: self.min_window_floor_px,
+            ..self.grid
+        }
     }
 
     pub(super) fn fern_params(&self) -> FernParams {
@@ -339,7 +367,7 @@ impl Sizes {
         if width == 0 || height == 0 {
             return Err(Error::ZeroSize);
         }
-        let windows = grid_len_bound(&params.grid, width, height)?;
+        let windows = grid_len_bound(&params.grid_bound_params(), width, height)?;
         let scales = grid_scale_bound(&params.grid);
         let fern = params.fern_params();
         let ferns = fern.ferns as usize;
@@ -622,7 +650,7 @@ impl<'a> Tld<'a> {
         let (n, n_scales) = {
             let g = &mut self.grid;
             let grid = build_grid(
-                &self.params.grid,
+                &self.params.grid_for(bbox),
                 self.width,
                 self.height,
                 bbox,
