@@ -1,8 +1,8 @@
 //! Reading and writing image files: PNG and JPEG in, 8-bit gray in memory, PNG or JPEG out.
 //!
-//! The core works on single-channel images, so every input is reduced to 8-bit luma on load
-//! (the `image` crate's Rec. 709 weights for colour; alpha is dropped; 16-bit samples are scaled
-//! to 8 bits). The output format follows the output file's extension, checked before any work is
+//! The core works on single-channel images, so every input is reduced to 8-bit luma on load by
+//! the tools' one conversion rule, `mvision_track::frame::gray_from_image` (Rec. 709 weights;
+//! alpha is dropped; 16-bit samples are scaled to 8 bits). The output format follows the output file's extension, checked before any work is
 //! done so a typo does not cost a whole run.
 
 use std::fs::File;
@@ -56,7 +56,7 @@ pub fn load_gray(path: &Path) -> Result<GrayImage> {
             path.display()
         )
     })?;
-    Ok(image.to_luma8())
+    Ok(mvision_track::frame::gray_from_image(&image))
 }
 
 /// Writes `image` to `path` in the format its extension names.

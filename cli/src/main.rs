@@ -2,7 +2,11 @@
 //!
 //! * `info` reports the build, the backends and the CPU device;
 //! * `filter` runs one core operation on a PNG/JPEG file;
-//! * `demo` runs the whole CPU pipeline on a generated image and times it;
+//! * `demo` runs the whole CPU filter pipeline on a generated image and times it, then tracks
+//!   an object with TLD through a generated sequence and writes an annotated GIF;
+//! * `track` runs one tracker over one sequence (OTB folder, image folder or generated), with
+//!   accuracy, FPS, OTB result files and annotated GIF/PNG output;
+//! * `eval` runs several trackers over several sequences: tables and OTB precision/success plots;
 //! * `bench` measures filter throughput (`bench filter`), for BENCHMARKS.md.
 //!
 //! This file holds the command-line definitions and the dispatch; each command lives in its own
@@ -11,10 +15,12 @@
 
 mod bench;
 mod demo;
+mod eval;
 mod filter;
 mod imageio;
 mod info;
 mod ops;
+mod track;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -30,7 +36,7 @@ use ops::BorderMode;
 #[command(
     name = "mvision",
     version = mvision_core::VERSION,
-    about = "libmvision command-line tool: inspect the build, filter images, run the demo"
+    about = "libmvision command-line tool: inspect the build, filter images, track objects, run the demo"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -48,9 +54,16 @@ enum Command {
     /// Apply one filter to an image file (processed as 8-bit gray).
     #[command(long_about = FILTER_LONG_ABOUT)]
     Filter(FilterArgs),
-    /// Run the CPU pipeline on a generated test image; writes PNGs and prints timings.
+    /// Run the CPU filter pipeline and a TLD tracking run on generated input; writes PNGs, a GIF
+    /// and prints timings and accuracy.
     #[command(long_about = DEMO_LONG_ABOUT)]
     Demo(DemoArgs),
+    /// Track an object through a sequence; prints FPS and, with ground truth, accuracy.
+    #[command(long_about = TRACK_LONG_ABOUT)]
+    Track(track::TrackArgs),
+    /// Evaluate trackers on OTB sequences: tables and precision/success plots.
+    #[command(long_about = EVAL_LONG_ABOUT)]
+    Eval(eval::EvalArgs),
     /// Measure throughput: `bench filter` times the core's filters at several image sizes.
     Bench(bench::BenchArgs),
 }
@@ -81,13 +94,49 @@ Prints one line: op, sizes, time and Mpixel/s (output pixels). The time is that 
 call alone (no file I/O or conversions): the fastest of up to 5 runs after a warm-up run.";
 
 const DEMO_LONG_ABOUT: &str = "\
-Run the CPU pipeline on a generated test image; writes PNGs and prints timings.
+Run the CPU filter pipeline and a tracking run on generated input.
 
-The input is synthetic and deterministic (gradient, shapes, checkerboard, seeded noise), so
+Filtering: the input is synthetic and deterministic (gradient, shapes, checkerboard, seeded noise), so
 no files are needed. Steps: Gaussian blur (sigma 2), 5x5 box blur, Sobel magnitude, 3x3
 sharpen kernel, pyramid levels down to about 40 px, bilinear resize to half size, integral
 images with the mean and variance of the central window. Every image result is written as a
-PNG to --out.";
+PNG to --out.
+
+Tracking: TLD (or the --tracker given) follows a textured object that moves, scales
+(0.7x-1.4x) and is briefly hidden by a sweeping panel over a textured background (generated,
+exact ground truth). The annotated run is written to --out as track.gif (red: tracker, green:
+ground truth); FPS (tracker time only) and the OTB success AUC and precision@20px are
+printed.";
+
+const TRACK_LONG_ABOUT: &str = "\
+Track one object through a sequence.
+
+--seq takes an OTB folder (img/*.jpg|png sorted by name, groundtruth_rect.txt with x,y,w,h
+rows separated by commas, tabs or spaces; NaN rows mark the target absent), a plain folder of
+images (no ground truth: --init is required), or `synthetic` (the generated sequence, also
+--synthetic). The tracker starts on frame 1 from --init or the first ground-truth row.
+
+Prints frames and FPS (time inside the tracker's init and update only; decoding and drawing
+excluded) and, with ground truth, the OTB success AUC (mean of the share of frames with IoU >
+t, t = 0, 0.05, ..., 1) and precision@20px (share of frames with centre error <= 20 px); a frame
+where both truth and result say absent scores IoU 1, error 0; one where only one does scores 0
+and fails precision. --json prints only one JSON object (tracker, sequence, frames, fps,
+success_auc, precision20 - null without ground truth - and more).
+
+--out DIR writes DIR/<sequence>_<tracker>.txt, one x,y,w,h row per frame (NaN,NaN,NaN,NaN when
+absent). --save-gif / --save-frames draw the result (red), the ground truth (green) and with
+--draw-detections the detections (light blue). Trackers: tld, and static (reports the initial
+box on every frame: the lower bound any tracker should beat).";
+
+const EVAL_LONG_ABOUT: &str = "\
+Evaluate trackers on OTB sequences.
+
+Each DIR is an OTB sequence, a folder of OTB sequences, or `synthetic`. Every tracker of
+--trackers runs on every sequence from its first ground-truth box. Prints a Markdown table per
+sequence and one pooled over all frames (frame-weighted), with frames, success AUC,
+precision@20px and FPS (tracker time only); writes the OTB plots precision.png and success.png
+(pooled curves, one line per tracker) and the result files <tracker>/<sequence>.txt to --out.
+--json adds one JSON object as the last line.";
 
 /// The operations `mvision filter --op` accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -168,6 +217,12 @@ struct DemoArgs {
     /// Size of the generated image, WxH.
     #[arg(long, value_name = "WxH", default_value = "640x480")]
     size: DemoSize,
+    /// Frames of the generated tracking sequence (320x240).
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    track_frames: usize,
+    /// Tracker of the tracking part (tld, or static: the initial box on every frame).
+    #[arg(long, value_name = "NAME", default_value = "tld")]
+    tracker: String,
 }
 
 fn main() -> ExitCode {
@@ -177,6 +232,8 @@ fn main() -> ExitCode {
         Command::Info { json } => info::run(*json, &mut stdout),
         Command::Filter(args) => filter::run(args, &mut stdout),
         Command::Demo(args) => demo::run(args, &mut stdout),
+        Command::Track(args) => track::run(args, &mut stdout),
+        Command::Eval(args) => eval::run(args, &mut stdout),
         Command::Bench(args) => bench::run(args, &mut stdout),
     };
     match result {

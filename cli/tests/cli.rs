@@ -182,12 +182,22 @@ fn demo_writes_the_expected_pngs() {
             out_dir.as_os_str(),
             OsStr::new("--size"),
             OsStr::new("96x64"),
+            // The tracking part with the always-available baseline; TLD's own run is tested
+            // with the tracker.
+            OsStr::new("--tracker"),
+            OsStr::new("static"),
+            OsStr::new("--track-frames"),
+            OsStr::new("40"),
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("central window"), "{text}");
     assert!(text.contains("resize_half.png"), "{text}");
+    assert!(text.contains("success AUC"), "{text}");
+    assert!(text.contains("FPS"), "{text}");
+    let gif = std::fs::read(out_dir.join("track.gif")).expect("track.gif written");
+    assert!(gif.starts_with(b"GIF89a"));
 
     let expected = [
         ("input.png", 96, 64),
@@ -215,6 +225,12 @@ fn demo_writes_the_expected_pngs() {
             again.as_os_str(),
             OsStr::new("--size"),
             OsStr::new("96x64"),
+            // The tracking part with the always-available baseline; TLD's own run is tested
+            // with the tracker.
+            OsStr::new("--tracker"),
+            OsStr::new("static"),
+            OsStr::new("--track-frames"),
+            OsStr::new("40"),
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
