@@ -182,10 +182,6 @@ fn demo_writes_the_expected_pngs() {
             out_dir.as_os_str(),
             OsStr::new("--size"),
             OsStr::new("96x64"),
-            // The tracking part with the always-available baseline; TLD's own run is tested
-            // with the tracker.
-            OsStr::new("--tracker"),
-            OsStr::new("static"),
             OsStr::new("--track-frames"),
             OsStr::new("40"),
         ],
@@ -225,10 +221,6 @@ fn demo_writes_the_expected_pngs() {
             again.as_os_str(),
             OsStr::new("--size"),
             OsStr::new("96x64"),
-            // The tracking part with the always-available baseline; TLD's own run is tested
-            // with the tracker.
-            OsStr::new("--tracker"),
-            OsStr::new("static"),
             OsStr::new("--track-frames"),
             OsStr::new("40"),
         ],

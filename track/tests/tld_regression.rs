@@ -1,0 +1,113 @@
+//! Regression tests of the TLD tracker through the toolkit, on the generated sequence always and
+//! on the real clips where `../shared/data/tracking` exists (skipped with a visible message
+//! elsewhere). The thresholds sit a margin below what was measured when they were written (the
+//! figures in the comments; the tracker is deterministic, so a run reproduces them exactly until
+//! the code changes); they catch regressions, they are not tuned to pass.
+
+use std::path::{Path, PathBuf};
+
+use mvision_track::metrics::Scores;
+use mvision_track::tld::TldTracker;
+use mvision_track::{
+    run_sequence, FolderSequence, RectF, RunOptions, RunResult, Sequence, SyntheticParams,
+    SyntheticSequence,
+};
+
+fn run(sequence: &dyn Sequence, init: Option<RectF>) -> RunResult {
+    let (w, h) = sequence.size();
+    let mut tld = TldTracker::new(w, h).unwrap();
+    let options = RunOptions {
+        init,
+        max_frames: None,
+        progress: false,
+    };
+    run_sequence(&mut tld, sequence, &options).unwrap()
+}
+
+fn scores(result: &RunResult) -> &Scores {
+    result.scores.as_ref().expect("ground truth exists")
+}
+
+#[test]
+fn generated_sequence() {
+    let seq = SyntheticSequence::new(SyntheticParams::default()).unwrap();
+    let result = run(&seq, None);
+    let s = scores(&result);
+    eprintln!(
+        "generated: AUC {:.3}, precision@20 {:.3}",
+        s.success_auc(),
+        s.precision20()
+    );
+    // Measured: AUC 0.805, precision@20 0.987.
+    assert!(s.success_auc() > 0.70, "AUC {:.3}", s.success_auc());
+    assert!(
+        s.precision20() > 0.90,
+        "precision@20 {:.3}",
+        s.precision20()
+    );
+    // Perturbed initial boxes (shifted by 3 px, or 10 % larger) still track.
+    let g = seq.ground_truth().unwrap()[0].unwrap();
+    for init in [
+        RectF::new(g.x + 3.0, g.y - 3.0, g.width, g.height),
+        RectF::new(
+            g.x - 0.05 * g.width,
+            g.y - 0.05 * g.height,
+            1.1 * g.width,
+            1.1 * g.height,
+        ),
+    ] {
+        let r = run(&seq, Some(init.round().to_f32()));
+        let auc = scores(&r).success_auc();
+        eprintln!("generated, init {init:?}: AUC {auc:.3}");
+        assert!(auc > 0.55, "init {init:?}: AUC {auc:.3}");
+    }
+}
+
+/// `../shared/data/tracking` beside the checkout, or `None` with a visible message.
+fn real_clips() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tracking");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: TLD regression on real clips: {} not found (only present beside a project \
+             checkout)",
+            dir.display()
+        );
+        None
+    }
+}
+
+#[test]
+fn real_clips_pooled_and_per_clip() {
+    let Some(dir) = real_clips() else { return };
+    // (clip, measured AUC, threshold).
+    let clips = [
+        ("01_david", 0.434, 0.30),
+        ("02_jumping", 0.577, 0.40),
+        ("03_pedestrian1", 0.181, 0.10),
+        ("06_car", 0.631, 0.50),
+    ];
+    let mut all = Vec::new();
+    for (name, measured, threshold) in clips {
+        let seq = FolderSequence::open(&dir.join(name)).unwrap();
+        let result = run(&seq, None);
+        let auc = scores(&result).success_auc();
+        eprintln!(
+            "{name}: AUC {auc:.3} (measured {measured}), precision@20 {:.3}, {:.0} FPS",
+            scores(&result).precision20(),
+            result.fps()
+        );
+        assert!(auc > threshold, "{name}: AUC {auc:.3} ≤ {threshold}");
+        all.push(result.scores.unwrap());
+    }
+    let pooled = Scores::pooled(&all);
+    eprintln!(
+        "pooled: AUC {:.3}, precision@20 {:.3}",
+        pooled.success_auc(),
+        pooled.precision20()
+    );
+    // Measured: AUC 0.524, precision@20 0.736 (OpenCV 4.10's TLD: 0.360 / 0.642).
+    assert!(pooled.success_auc() > 0.46, "{:.3}", pooled.success_auc());
+    assert!(pooled.precision20() > 0.65, "{:.3}", pooled.precision20());
+}
