@@ -26,6 +26,11 @@
 
 
 /**
+ * Number of reserved `uint32_t` slots at the end of `mv_tld_params`.
+ */
+#define MV_TLD_PARAMS_RESERVED 8
+
+/**
  * Result of a libmvision call. Numbers are stable and never reused.
  */
 enum mv_status
@@ -141,6 +146,13 @@ typedef struct mv_buffer mv_buffer;
 typedef struct mv_context mv_context;
 
 /**
+ * A TLD tracker for frames of one size. Opaque; create with `mv_tld_create_in` or
+ * `mv_tld_create`, free with `mv_tld_destroy`. Not thread-safe: one call at a time per
+ * tracker (different trackers may run on different threads).
+ */
+typedef struct mv_tld mv_tld;
+
+/**
  * A set of backends (an OR of `MV_BACKEND_*` flags).
  */
 typedef uint32_t mv_backend;
@@ -221,6 +233,191 @@ typedef struct mv_rect {
    */
   int32_t height;
 } mv_rect;
+
+/**
+ * Parameters of the TLD tracker. Always start from `mv_tld_params_init`, which writes the
+ * defaults (OpenTLD's values, noted per field), then change fields.
+ *
+ * ABI evolution: the struct has a fixed size; future parameters take `reserved` slots, with
+ * 0 meaning "the default", so code built against this header keeps working with later
+ * libraries. The `reserved` slots must be 0 (`mv_tld_params_init` zeroes them); anything else
+ * gives `MV_STATUS_INVALID_ARGUMENT`, which also catches a struct that was never initialised.
+ *
+ * Every function that takes parameters validates all of them: a value outside its range (NaN
+ * included) gives `MV_STATUS_INVALID_ARGUMENT`, a `blur_sigma_px` above 7/3 (a kernel larger
+ * than 15) `MV_STATUS_INVALID_KERNEL`.
+ */
+typedef struct mv_tld_params {
+  /**
+   * Scanning grid: smallest window side, pixels, ≥ 1 (15).
+   */
+  uint32_t grid_min_window_px;
+  /**
+   * Scanning grid: shift between windows, percent of the window's shorter side, 1–100 (10).
+   */
+  uint32_t grid_shift_percent;
+  /**
+   * Scanning grid: scales `1.2^k` for `|k| ≤ grid_scale_steps`, 0–20 (10).
+   */
+  uint32_t grid_scale_steps;
+  /**
+   * Fern ensemble: number of ferns, 1–64 (10).
+   */
+  uint32_t fern_count;
+  /**
+   * Fern ensemble: pixel comparisons per fern, 1–16 (13).
+   */
+  uint32_t fern_features;
+  /**
+   * Mean fern posterior above which a window is detected, in `[0, 1]` (0.5).
+   */
+  float fern_positive_threshold;
+  /**
+   * Mean fern posterior from which a negative example is learnt, in `[0, 1]` (0.5).
+   */
+  float fern_negative_threshold;
+  /**
+   * Most positive NN templates kept, ≥ 2 (100).
+   */
+  uint32_t nn_max_positive;
+  /**
+   * Most negative NN templates kept, ≥ 1 (100).
+   */
+  uint32_t nn_max_negative;
+  /**
+   * NN relative similarity above which a window is the target, in `[0, 1]` (0.65).
+   */
+  float nn_detect_threshold;
+  /**
+   * NN conservative similarity above which a result validates learning, in `[0, 1]` (0.7).
+   */
+  float nn_valid_threshold;
+  /**
+   * NN relative similarity above which a negative example is learnt, in `[0, 1]` (0.5).
+   */
+  float nn_negative_threshold;
+  /**
+   * Median-Flow: points per grid side, 1–32 (10).
+   */
+  uint32_t flow_points_per_side;
+  /**
+   * Median-Flow: Lucas-Kanade window side, pixels, odd, 3–31 (9).
+   */
+  uint32_t flow_window_px;
+  /**
+   * Median-Flow: pyramid levels including full resolution, 1–8 (5).
+   */
+  uint32_t flow_levels;
+  /**
+   * Median-Flow: most Lucas-Kanade iterations per level, 1–100 (20).
+   */
+  uint32_t flow_max_iterations;
+  /**
+   * Median-Flow: iterations stop below this update, pixels, finite and ≥ 0 (0.03).
+   */
+  float flow_epsilon_px;
+  /**
+   * Median-Flow: tracking fails above this median forward-backward error, pixels, > 0
+   * (10; `INFINITY` disables the test).
+   */
+  float flow_max_median_fb_px;
+  /**
+   * Median-Flow: side of the NCC patches, pixels, 2–64 (10).
+   */
+  uint32_t flow_ncc_patch_px;
+  /**
+   * Variance filter: windows need `num/den` of the initial box's variance (1).
+   */
+  uint32_t variance_factor_num;
+  /**
+   * Variance filter denominator, ≥ 1 (2).
+   */
+  uint32_t variance_factor_den;
+  /**
+   * σ of the Gaussian blur of the frame the ferns read, pixels, in `(0, 7/3]` (2.0).
+   */
+  float blur_sigma_px;
+  /**
+   * Grid windows with IoU above this with the target are positive examples, `[0, 1]` (0.6).
+   */
+  float positive_overlap;
+  /**
+   * Grid windows with IoU below this with the target are negative examples, `[0, 1]` (0.2).
+   */
+  float negative_overlap;
+  /**
+   * Positive windows per learning step (the closest to the target), 1–1000 (10).
+   */
+  uint32_t closest_positives;
+  /**
+   * Warps of the positive windows at init, 0–1000 (20).
+   */
+  uint32_t warps_init;
+  /**
+   * Warps of the positive windows per learning step after init, 0–1000 (10).
+   */
+  uint32_t warps_update;
+  /**
+   * Rotation range of a warp, degrees, finite and ≥ 0 (10).
+   */
+  float warp_angle_deg;
+  /**
+   * Relative scale range of a warp, in `[0, 0.5)` (0.01).
+   */
+  float warp_scale;
+  /**
+   * Shift range of a warp, fraction of the window, in `[0, 1)` (0.01).
+   */
+  float warp_shift;
+  /**
+   * Standard deviation of a warp's additive noise, grey levels, finite and ≥ 0 (5).
+   */
+  float warp_noise;
+  /**
+   * Background patches drawn at init for the NN, 0–100 000 (100).
+   */
+  uint32_t init_negative_patches;
+  /**
+   * Most windows passed from the ferns to the NN per frame, 1–1000 (100).
+   */
+  uint32_t max_candidates;
+  /**
+   * 1: learn after init; 0: a fixed model (detection and tracking only). Other values are
+   * invalid (1).
+   */
+  uint32_t learning;
+  /**
+   * Seed of every random draw; equal seeds and frames give equal results (0).
+   */
+  uint64_t seed;
+  /**
+   * Must be 0 (see the struct documentation).
+   */
+  uint32_t reserved[MV_TLD_PARAMS_RESERVED];
+} mv_tld_params;
+
+/**
+ * An axis-aligned rectangle in pixels with sub-pixel coordinates: top-left corner `(x, y)`,
+ * `width × height`. A width or height that is not positive means empty.
+ */
+typedef struct mv_rectf {
+  /**
+   * Left edge in pixels.
+   */
+  float x;
+  /**
+   * Top edge in pixels.
+   */
+  float y;
+  /**
+   * Width in pixels.
+   */
+  float width;
+  /**
+   * Height in pixels.
+   */
+  float height;
+} mv_rectf;
 
 /**
  * The CPU backend (always available): the reference implementation.
@@ -857,6 +1054,141 @@ const char *mv_status_description(uint32_t status);
  * `buf` NULL or writable for `len` bytes; `out_len` NULL or writable.
  */
 mv_status mv_last_error_detail(char *buf, size_t len, size_t *out_len);
+
+/**
+ * Writes the default parameters (OpenTLD's values, each noted in `mv_tld_params`) into `*out`,
+ * with `reserved` zeroed.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `out` is NULL.
+ *
+ * # Safety
+ * `out` must be NULL or writable.
+ */
+mv_status mv_tld_params_init(struct mv_tld_params *out);
+
+/**
+ * The bytes of workspace `mv_tld_create_in` needs for `width × height` frames with `*params`,
+ * into `*out_size`: everything the tracker keeps, its handle included, for any workspace
+ * alignment and any initial box. A pure function of its arguments (the same on every call in a
+ * given build of the library). With the defaults: about 2.3 MB for 160 × 120 frames, 6 MB for
+ * 320 × 240, 22 MB for 640 × 480 (it grows with the number of grid windows).
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `params` or `out_size` is NULL; the parameter errors of
+ * `mv_tld_params`; `MV_STATUS_ZERO_SIZE` for a zero width or height;
+ * `MV_STATUS_INVALID_ARGUMENT` for a side above 65 535 px; `MV_STATUS_OVERFLOW` if the size
+ * does not fit `size_t`.
+ *
+ * # Safety
+ * `params` NULL or readable; `out_size` NULL or writable.
+ */
+mv_status mv_tld_workspace_size(const struct mv_tld_params *params,
+                                uint32_t width,
+                                uint32_t height,
+                                size_t *out_size);
+
+/**
+ * Creates an uninitialised tracker for `width × height` frames inside the caller's `workspace`
+ * (`size` bytes, at least `mv_tld_workspace_size`; any alignment) and writes its handle into
+ * `*out`. Allocates nothing. The workspace belongs to the tracker until `mv_tld_destroy`:
+ * do not read, write or free it before, and free it yourself after (the handle points into
+ * it). On error nothing is written, neither `*out` nor the workspace.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `workspace`, `params` or `out` is NULL; the errors of
+ * `mv_tld_workspace_size`; `MV_STATUS_BUFFER_TOO_SMALL` if `size` is below it.
+ *
+ * # Safety
+ * `workspace` NULL or writable for `size` bytes and not used by anything else until the
+ * tracker is destroyed; `params` NULL or readable; `out` NULL or writable.
+ */
+mv_status mv_tld_create_in(void *workspace,
+                           size_t size,
+                           const struct mv_tld_params *params,
+                           uint32_t width,
+                           uint32_t height,
+                           struct mv_tld **out);
+
+/**
+ * As `mv_tld_create_in`, with a workspace the library allocates (one block of
+ * `mv_tld_workspace_size` bytes) and `mv_tld_destroy` frees.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `params` or `out` is NULL; the errors of
+ * `mv_tld_workspace_size`; `MV_STATUS_OUT_OF_MEMORY` if the allocation fails.
+ *
+ * # Safety
+ * `params` NULL or readable; `out` NULL or writable.
+ */
+mv_status mv_tld_create(const struct mv_tld_params *params,
+                        uint32_t width,
+                        uint32_t height,
+                        struct mv_tld **out);
+
+/**
+ * Starts tracking the object inside `bbox` (pixels, entirely inside `frame`): builds the
+ * scanning grid and trains the detector on the object and the background. May be called again
+ * to restart on a new object (the models are reset).
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `tld` is NULL; the `mv_image` errors for `frame` (see
+ * `mv_image_init`); `MV_STATUS_UNSUPPORTED_FORMAT` unless `frame` is `MV_PIXEL_U8`;
+ * `MV_STATUS_SIZE_MISMATCH` for a frame of another size than the tracker's;
+ * `MV_STATUS_ZERO_SIZE` for an empty box; `MV_STATUS_OUT_OF_BOUNDS` for a box not entirely
+ * inside the frame; `MV_STATUS_INVALID_ARGUMENT` when the box is smaller than
+ * `grid_min_window_px` at every grid scale. After `MV_STATUS_INVALID_ARGUMENT` the tracker is
+ * uninitialised; after any other error it is unchanged.
+ *
+ * # Safety
+ * `tld` NULL or live; `frame` NULL or a readable `mv_image` whose pixels do not overlap the
+ * tracker's workspace.
+ */
+mv_status mv_tld_init(struct mv_tld *tld, const struct mv_image *frame, struct mv_rect bbox);
+
+/**
+ * Follows the target into the next `frame` (the tracker's size). On success writes
+ * `*out_found`: `true` with the target's box in `*out_box` (pixels, sub-pixel; it may extend
+ * past the frame edge) and its conservative NN similarity in `*out_confidence` (in `[0, 1]`),
+ * or `false` when the target is absent (occluded, out of view, lost) with `*out_box =
+ * {0, 0, 0, 0}` and `*out_confidence = 0`. An absent target is a success, not an error: keep
+ * calling `mv_tld_update`; the detector re-finds the target when it reappears.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `tld` or an output is NULL; the frame errors of
+ * `mv_tld_init` (image, format, `MV_STATUS_SIZE_MISMATCH`); `MV_STATUS_NOT_INITIALIZED` before a successful `mv_tld_init`. The tracker
+ * is unchanged on error.
+ *
+ * # Safety
+ * `tld` NULL or live; `frame` as in `mv_tld_init`; outputs NULL or writable.
+ */
+mv_status mv_tld_update(struct mv_tld *tld,
+                        const struct mv_image *frame,
+                        struct mv_rectf *out_box,
+                        bool *out_found,
+                        float *out_confidence);
+
+/**
+ * The detections of the last `mv_tld_update` (grid windows the whole detection cascade
+ * accepted, in pixels; for drawing and diagnostics): the first `min(count, capacity)` into
+ * `out` and `count` into `*out_count`. `out` may be NULL when `capacity` is 0 (to ask for the
+ * count). 0 detections right after `mv_tld_init`.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `tld` or `out_count` is NULL, or `out` is NULL with
+ * `capacity > 0`; `MV_STATUS_NOT_INITIALIZED` before a successful `mv_tld_init`.
+ *
+ * # Safety
+ * `tld` NULL or live; `out` NULL or writable for `capacity` rectangles; `out_count` NULL or
+ * writable.
+ */
+mv_status mv_tld_detections(const struct mv_tld *tld,
+                            struct mv_rect *out,
+                            size_t capacity,
+                            size_t *out_count);
+
+/**
+ * Ends a tracker. Accepts NULL (does nothing). For `mv_tld_create` trackers it frees the
+ * library's workspace; for `mv_tld_create_in` trackers it frees nothing (the workspace is the
+ * caller's to free or reuse afterwards).
+ *
+ * # Safety
+ * `tld` NULL or from `mv_tld_create*` and not yet destroyed.
+ */
+void mv_tld_destroy(struct mv_tld *tld);
 
 /**
  * The library version as a static NUL-terminated string, `"MAJOR.MINOR.PATCH"`. Compare with

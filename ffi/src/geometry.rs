@@ -1,7 +1,8 @@
-//! `mv_rect`: integer rectangles, with intersection, IoU and clamping.
+//! `mv_rect`: integer rectangles, with intersection, IoU and clamping; `mv_rectf`: sub-pixel
+//! rectangles (what a tracker reports).
 
 use crate::panic::{guard, guard_value, non_null};
-use mvision_core::Rect;
+use mvision_core::{Rect, RectF};
 
 /// An axis-aligned rectangle in pixels: top-left corner `(x, y)`, `width × height`. Covers
 /// columns `x .. x+width−1` and rows `y .. y+height−1`; a non-positive width or height is empty.
@@ -24,6 +25,32 @@ impl mv_rect {
     }
 
     pub(crate) fn from_core(r: Rect) -> Self {
+        Self {
+            x: r.x,
+            y: r.y,
+            width: r.width,
+            height: r.height,
+        }
+    }
+}
+
+/// An axis-aligned rectangle in pixels with sub-pixel coordinates: top-left corner `(x, y)`,
+/// `width × height`. A width or height that is not positive means empty.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct mv_rectf {
+    /// Left edge in pixels.
+    pub x: f32,
+    /// Top edge in pixels.
+    pub y: f32,
+    /// Width in pixels.
+    pub width: f32,
+    /// Height in pixels.
+    pub height: f32,
+}
+
+impl mv_rectf {
+    pub(crate) fn from_core(r: RectF) -> Self {
         Self {
             x: r.x,
             y: r.y,

@@ -9,7 +9,8 @@
 //! * objects are freed exactly once by their `_destroy`, which accepts NULL.
 //!
 //! One module per C "class": [`status`], [`image`], [`geometry`], [`filter`], [`integral`],
-//! [`resample`], [`context`], [`buffer`] (device-resident images and `mv_submit_*`); [`mod@panic`] holds the boundary guard.
+//! [`resample`], [`context`], [`buffer`] (device-resident images and `mv_submit_*`), [`tld`]
+//! (the TLD tracker); [`mod@panic`] holds the boundary guard.
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
 
@@ -22,6 +23,7 @@ pub mod integral;
 pub mod panic;
 pub mod resample;
 pub mod status;
+pub mod tld;
 pub mod version;
 
 pub use status::mv_status;
