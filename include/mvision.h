@@ -28,7 +28,7 @@
 /**
  * Number of reserved `uint32_t` slots at the end of `mv_tld_params`.
  */
-#define MV_TLD_PARAMS_RESERVED 8
+#define MV_TLD_PARAMS_RESERVED 7
 
 /**
  * Result of a libmvision call. Numbers are stable and never reused.
@@ -249,7 +249,7 @@ typedef struct mv_rect {
  */
 typedef struct mv_tld_params {
   /**
-   * Scanning grid: smallest window side, pixels, ≥ 1 (15).
+   * Scanning grid: smallest window side, pixels, ≥ 1 (24).
    */
   uint32_t grid_min_window_px;
   /**
@@ -390,6 +390,12 @@ typedef struct mv_tld_params {
    * Seed of every random draw; equal seeds and frames give equal results (0).
    */
   uint64_t seed;
+  /**
+   * Scanning grid: a target narrower than `grid_min_window_px` lowers the minimum to its
+   * shorter side, but not below this, pixels; 1 to `grid_min_window_px` (15). The workspace
+   * size depends on it.
+   */
+  uint32_t grid_min_window_floor_px;
   /**
    * Must be 0 (see the struct documentation).
    */

@@ -161,7 +161,7 @@ static void test_params(void)
     CHECK_STATUS(mv_tld_params_init(NULL), MV_STATUS_NULL_POINTER);
     poison(&p, sizeof p);
     CHECK_OK(mv_tld_params_init(&p));
-    CHECK(p.grid_min_window_px == 15 && p.grid_shift_percent == 10 && p.grid_scale_steps == 10);
+    CHECK(p.grid_min_window_px == 24 && p.grid_min_window_floor_px == 15 && p.grid_shift_percent == 10 && p.grid_scale_steps == 10);
     CHECK(p.fern_count == 10 && p.fern_features == 13);
     CHECK(p.nn_max_positive == 100 && p.nn_max_negative == 100);
     CHECK(p.flow_points_per_side == 10 && p.flow_window_px == 9 && p.flow_levels == 5);
@@ -210,6 +210,8 @@ static int make_bad_params(bad_params *out)
     ADD_BAD(b.grid_shift_percent = 0, MV_STATUS_INVALID_ARGUMENT);
     ADD_BAD(b.blur_sigma_px = 0.0f, MV_STATUS_INVALID_ARGUMENT);
     ADD_BAD(b.blur_sigma_px = 3.0f, MV_STATUS_INVALID_KERNEL);
+    ADD_BAD(b.grid_min_window_floor_px = 0, MV_STATUS_INVALID_ARGUMENT);
+    ADD_BAD(b.grid_min_window_floor_px = b.grid_min_window_px + 1, MV_STATUS_INVALID_ARGUMENT);
 #undef ADD_BAD
     return n;
 }

@@ -27,7 +27,7 @@ use std::mem::{align_of, size_of};
 use std::ptr::NonNull;
 
 /// Number of reserved `uint32_t` slots at the end of `mv_tld_params`.
-pub const MV_TLD_PARAMS_RESERVED: usize = 8;
+pub const MV_TLD_PARAMS_RESERVED: usize = 7;
 
 /// Parameters of the TLD tracker. Always start from `mv_tld_params_init`, which writes the
 /// defaults (OpenTLD's values, noted per field), then change fields.
@@ -43,7 +43,7 @@ pub const MV_TLD_PARAMS_RESERVED: usize = 8;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct mv_tld_params {
-    /// Scanning grid: smallest window side, pixels, ≥ 1 (15).
+    /// Scanning grid: smallest window side, pixels, ≥ 1 (24).
     pub grid_min_window_px: u32,
     /// Scanning grid: shift between windows, percent of the window's shorter side, 1–100 (10).
     pub grid_shift_percent: u32,
@@ -115,13 +115,17 @@ pub struct mv_tld_params {
     pub learning: u32,
     /// Seed of every random draw; equal seeds and frames give equal results (0).
     pub seed: u64,
+    /// Scanning grid: a target narrower than `grid_min_window_px` lowers the minimum to its
+    /// shorter side, but not below this, pixels; 1 to `grid_min_window_px` (15). The workspace
+    /// size depends on it.
+    pub grid_min_window_floor_px: u32,
     /// Must be 0 (see the struct documentation).
     pub reserved: [u32; MV_TLD_PARAMS_RESERVED],
 }
 
-// The C layout has no implicit padding (34 four-byte fields, then the u64, then the reserve):
+// The C layout has no implicit padding (34 four-byte fields, the u64, one four-byte field, then the u64, then the reserve):
 // tests compare whole structs byte by byte.
-const _: () = assert!(size_of::<mv_tld_params>() == 34 * 4 + 8 + 4 * MV_TLD_PARAMS_RESERVED);
+const _: () = assert!(size_of::<mv_tld_params>() == 35 * 4 + 8 + 4 * MV_TLD_PARAMS_RESERVED);
 
 impl mv_tld_params {
     fn from_core(p: &TldParams) -> Self {
@@ -161,6 +165,7 @@ impl mv_tld_params {
             max_candidates: p.max_candidates,
             learning: p.learning as u32,
             seed: p.seed,
+            grid_min_window_floor_px: p.min_window_floor_px,
             reserved: [0; MV_TLD_PARAMS_RESERVED],
         }
     }
@@ -214,6 +219,7 @@ impl mv_tld_params {
             max_candidates: self.max_candidates,
             learning: self.learning == 1,
             seed: self.seed,
+            min_window_floor_px: self.grid_min_window_floor_px,
         };
         p.validate()?;
         Ok(p)

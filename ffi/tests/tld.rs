@@ -267,6 +267,7 @@ fn core_errors_arrive_as_documented_statuses() {
         // A box below the smallest window at every scale has no grid window.
         let mut coarse = defaults();
         coarse.grid_min_window_px = 200;
+        coarse.grid_min_window_floor_px = 200;
         let mut t2: *mut mv_tld = ptr::null_mut();
         assert_eq!(mv_tld_create(&coarse, W, H, &mut t2), MV_STATUS_OK);
         assert_eq!(mv_tld_init(t2, &f, BOX), MV_STATUS_INVALID_ARGUMENT);
