@@ -75,7 +75,8 @@ pub(crate) fn warp_region(
             let sy = cy - b * dx + a * dy;
             let noise = noise_table[(rng.next_u64() >> 52) as usize & (NOISE_TABLE_LEN - 1)];
             let v = sample(src, w, h, sx, sy) + noise * ranges.noise;
-            *out = libm::floorf(v + 0.5).clamp(0.0, 255.0) as u8;
+            // Round half up and saturate: for `v + ½ ≥ 0`, truncation is `floor`.
+            *out = (v + 0.5).clamp(0.0, 255.0) as u8;
         }
     }
 }
