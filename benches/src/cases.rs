@@ -14,6 +14,7 @@ use mvision_core::filter::{
 };
 use mvision_core::image::{ImageView, ImageViewMut};
 use mvision_core::integral::{integral_size, integral_u8, MAX_INTEGRAL_PIXELS};
+use mvision_core::rng::SplitMix64;
 use mvision_core::{Border, Error, Result};
 
 /// Every filter reads outside the image as OpenCV's default does (`BORDER_REFLECT_101`), so the
@@ -146,20 +147,6 @@ pub fn dense_kernel(ksize: usize) -> Vec<f32> {
         .collect();
     let total: u32 = raw.iter().sum();
     raw.iter().map(|&w| w as f32 / total as f32).collect()
-}
-
-/// SplitMix64 (Steele, Lea & Flood 2014): defined exactly, so the input is identical on every
-/// platform, and statistically sound for noise.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
 }
 
 /// The benchmark input: `width × height` uniformly random gray levels from [`INPUT_SEED`],

@@ -17,6 +17,7 @@ use anyhow::{bail, Context, Result};
 use image::GrayImage;
 use mvision_core::image::{ImageView, ImageViewMut};
 use mvision_core::integral::{integral_size, integral_u8, IntegralImage, MAX_INTEGRAL_PIXELS};
+use mvision_core::rng::SplitMix64;
 use mvision_core::Rect;
 
 use mvision_track::draw::{GifOptions, GifWriter};
@@ -104,23 +105,9 @@ impl fmt::Display for DemoSize {
     }
 }
 
-/// SplitMix64 (Steele, Lea & Flood 2014): a few lines, statistically sound for noise, and
-/// defined exactly, so the synthetic image is identical on every platform.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `−a..=a` (the modulo bias, under 2⁻⁵⁹, does not matter for noise).
-    fn symmetric(&mut self, a: i32) -> i32 {
-        (self.next_u64() % (2 * a as u64 + 1)) as i32 - a
-    }
+/// Uniform in `−a..=a` (the modulo bias, under 2⁻⁵⁹, does not matter for noise).
+fn symmetric(rng: &mut SplitMix64, a: i32) -> i32 {
+    (rng.next_u64() % (2 * a as u64 + 1)) as i32 - a
 }
 
 /// A plane of `i32` gray values, so shapes can be drawn before noise and saturation.
@@ -181,7 +168,7 @@ pub fn synthetic_image(width: usize, height: usize) -> GrayImage {
     let mut rng = SplitMix64(NOISE_SEED);
     let mut out = GrayImage::new(w as u32, h as u32);
     for (o, &v) in out.iter_mut().zip(&c.px) {
-        *o = (v + rng.symmetric(NOISE_AMPLITUDE)).clamp(0, 255) as u8;
+        *o = (v + symmetric(&mut rng, NOISE_AMPLITUDE)).clamp(0, 255) as u8;
     }
     out
 }

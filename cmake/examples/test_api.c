@@ -18,119 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------------------------------------ */
-/* Checking                                                                                   */
-/* ------------------------------------------------------------------------------------------ */
-
-static unsigned g_passed;
-static unsigned g_failed;
-static char g_context[200]; /* what the current loop iteration tests; printed with failures */
-
-static void set_context(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_context, sizeof g_context, fmt, ap);
-    va_end(ap);
-}
-
-static void fail_prefix(const char *file, int line)
-{
-    g_failed++;
-    fflush(stdout); /* keep notes and failures in order when both streams share a pipe */
-    fprintf(stderr, "%s:%d: ", file, line);
-    if (g_context[0] != '\0') {
-        fprintf(stderr, "[%s] ", g_context);
-    }
-}
-
-static void check_true(int ok, const char *file, int line, const char *what)
-{
-    if (ok) {
-        g_passed++;
-        return;
-    }
-    fail_prefix(file, line);
-    fprintf(stderr, "CHECK failed: %s\n", what);
-}
-
-static void check_status(mv_status got, uint32_t want, const char *file, int line,
-                         const char *call)
-{
-    if ((uint32_t)got == want) {
-        g_passed++;
-        return;
-    }
-    fail_prefix(file, line);
-    fprintf(stderr, "%s returned %s, expected %s\n", call, mv_status_name(got),
-            mv_status_name(want));
-}
-
-static void check_int(long long got, long long want, const char *file, int line,
-                      const char *what)
-{
-    if (got == want) {
-        g_passed++;
-        return;
-    }
-    fail_prefix(file, line);
-    fprintf(stderr, "%s is %lld, expected %lld\n", what, got, want);
-}
-
-static void check_near(double got, double want, double tol, const char *file, int line,
-                       const char *what)
-{
-    double d = got > want ? got - want : want - got;
-    if (d <= tol) {
-        g_passed++;
-        return;
-    }
-    fail_prefix(file, line);
-    fprintf(stderr, "%s is %.9g, expected %.9g (tolerance %g)\n", what, got, want, tol);
-}
-
-#define CHECK(cond) check_true((cond) != 0, __FILE__, __LINE__, #cond)
-#define CHECK_STATUS(call, want) check_status((call), (uint32_t)(want), __FILE__, __LINE__, #call)
-#define CHECK_OK(call) CHECK_STATUS(call, MV_STATUS_OK)
-#define CHECK_INT(got, want) \
-    check_int((long long)(got), (long long)(want), __FILE__, __LINE__, #got)
-#define CHECK_NEAR(got, want, tol) \
-    check_near((double)(got), (double)(want), (double)(tol), __FILE__, __LINE__, #got)
-
-#define SENTINEL 0xA5
-
-static void poison(void *p, size_t n) { memset(p, SENTINEL, n); }
-
-static int untouched(const void *p, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        if (b[i] != SENTINEL) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* `call` must return `want` and leave the object `out` (an array or struct) untouched. */
-#define CHECK_FAILS(want, out, call)                                                           \
-    do {                                                                                       \
-        poison(&(out), sizeof(out));                                                           \
-        CHECK_STATUS(call, want);                                                              \
-        check_true(untouched(&(out), sizeof(out)), __FILE__, __LINE__,                         \
-                   "output '" #out "' unchanged after " #call);                               \
-    } while (0)
-
-/* As CHECK_FAILS, with two outputs. */
-#define CHECK_FAILS2(want, out1, out2, call)                                                   \
-    do {                                                                                       \
-        poison(&(out1), sizeof(out1));                                                         \
-        poison(&(out2), sizeof(out2));                                                         \
-        CHECK_STATUS(call, want);                                                              \
-        check_true(untouched(&(out1), sizeof(out1)) && untouched(&(out2), sizeof(out2)),      \
-                   __FILE__, __LINE__, "outputs '" #out1 "', '" #out2 "' unchanged after " #call); \
-    } while (0)
+#include "check.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                    */
@@ -156,16 +44,6 @@ static mv_border border(mv_border_mode mode, float value)
     b.mode = mode;
     b.value = value;
     return b;
-}
-
-static mv_rect rect(int32_t x, int32_t y, int32_t w, int32_t h)
-{
-    mv_rect r;
-    r.x = x;
-    r.y = y;
-    r.width = w;
-    r.height = h;
-    return r;
 }
 
 static int rect_eq(mv_rect r, int32_t x, int32_t y, int32_t w, int32_t h)

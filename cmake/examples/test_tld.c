@@ -20,58 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned g_passed, g_failed;
-
-static void check_true(int ok, const char *file, int line, const char *what)
-{
-    if (ok) {
-        g_passed++;
-        return;
-    }
-    g_failed++;
-    fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, what);
-}
-
-static void check_status(mv_status got, uint32_t want, const char *file, int line,
-                         const char *call)
-{
-    if ((uint32_t)got == want) {
-        g_passed++;
-        return;
-    }
-    g_failed++;
-    fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", file, line, call,
-            mv_status_name(got), mv_status_name(want));
-}
-
-#define CHECK(cond) check_true((cond) != 0, __FILE__, __LINE__, #cond)
-#define CHECK_STATUS(call, want) check_status((call), (uint32_t)(want), __FILE__, __LINE__, #call)
-#define CHECK_OK(call) CHECK_STATUS(call, MV_STATUS_OK)
-
-#define SENTINEL 0xA5
-
-static void poison(void *p, size_t n) { memset(p, SENTINEL, n); }
-
-static int untouched(const void *p, size_t n)
-{
-    const unsigned char *b = (const unsigned char *)p;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        if (b[i] != SENTINEL) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* `call` must return `want` and leave the object `out` untouched. */
-#define CHECK_FAILS(want, out, call)                                                           \
-    do {                                                                                       \
-        poison(&(out), sizeof(out));                                                           \
-        CHECK_STATUS(call, want);                                                              \
-        check_true(untouched(&(out), sizeof(out)), __FILE__, __LINE__,                         \
-                   "output '" #out "' unchanged after " #call);                               \
-    } while (0)
+#include "check.h"
 
 /* The three outputs of mv_tld_update must stay untouched. */
 #define CHECK_UPDATE_FAILS(want, call)                                                         \
@@ -135,16 +84,6 @@ static mv_image image(void *data, uint32_t w, uint32_t h, size_t stride, mv_pixe
     im.format = f;
     im.data_size = stride * (h - 1) + (size_t)w * mv_pixel_format_size(f);
     return im;
-}
-
-static mv_rect rect(int32_t x, int32_t y, int32_t w, int32_t h)
-{
-    mv_rect r;
-    r.x = x;
-    r.y = y;
-    r.width = w;
-    r.height = h;
-    return r;
 }
 
 #define BOX rect(30, 20, 20, 16)

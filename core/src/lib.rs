@@ -13,6 +13,7 @@
 //! * [`border`]: how filters read outside the image.
 //! * [`filter`]: dense and separable convolution (fixed-point for `u8`, `f32`), Gaussian and box
 //!   blur, Sobel.
+//! * [`rng`]: SplitMix64, the one deterministic generator (tracker, generated test inputs).
 //! * [`integral`], [`pyramid`], [`resize`]: summed-area tables with O(1) window statistics,
 //!   Gaussian pyramid levels, bilinear resize.
 //!
@@ -33,6 +34,7 @@ pub mod integral;
 pub mod pixel;
 pub mod pyramid;
 pub mod resize;
+pub mod rng;
 pub mod tld;
 
 pub use border::Border;

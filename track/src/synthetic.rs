@@ -9,6 +9,7 @@
 //! order, so a seed gives the same frames on every platform. Frames are rendered on demand.
 
 use anyhow::{ensure, Result};
+use mvision_core::rng::SplitMix64;
 use mvision_core::{Rect, RectF};
 
 use crate::{Frame, Sequence};
@@ -43,24 +44,6 @@ impl Default for SyntheticParams {
     }
 }
 
-/// SplitMix64 (Steele, Lea & Flood 2014): tiny, statistically sound, exactly defined.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)` with 53 bits.
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// Smooth value noise on a `cells × cells` lattice over `[0, 1)²`, wrapping around.
 struct ValueNoise {
     cells: usize,
@@ -71,7 +54,7 @@ impl ValueNoise {
     fn new(cells: usize, rng: &mut SplitMix64) -> Self {
         Self {
             cells,
-            lattice: (0..cells * cells).map(|_| rng.unit()).collect(),
+            lattice: (0..cells * cells).map(|_| rng.unit_f64()).collect(),
         }
     }
 
@@ -138,7 +121,7 @@ impl SyntheticSequence {
             }
         }
         let object_noise = ValueNoise::new(5, &mut rng);
-        let phase: [f64; 4] = std::array::from_fn(|_| rng.unit() * std::f64::consts::TAU);
+        let phase: [f64; 4] = std::array::from_fn(|_| rng.unit_f64() * std::f64::consts::TAU);
 
         // Path: a Lissajous figure sized so the largest box stays inside the frame.
         let base = 0.2 * w.min(h) as f64;

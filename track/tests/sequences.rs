@@ -2,7 +2,9 @@
 //! generated sequence's properties, and the real clips under `../shared/data/tracking` when
 //! they exist.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use image::{Rgb, RgbImage};
 use mvision_track::sequence::is_otb_dir;
@@ -159,23 +161,11 @@ fn synthetic_sequence_rejects_bad_parameters() {
     assert!(short.ground_truth().unwrap().iter().all(Option::is_some));
 }
 
-/// `../shared/data/tracking` beside the checkout, or `None` with a visible message.
-fn real_clips() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tracking");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: real clips not found at {} (only present beside a project checkout)",
-            dir.display()
-        );
-        None
-    }
-}
-
 #[test]
 fn real_clips_have_the_documented_frames_sizes_and_ground_truth() {
-    let Some(root) = real_clips() else { return };
+    let Some(root) = common::real_clips("reading the real clips") else {
+        return;
+    };
     let expected = [
         ("01_david", 761, (320, 240), false),
         ("02_jumping", 313, (352, 288), false),

@@ -4,7 +4,7 @@
 //! figures in the comments; the tracker is deterministic, so a run reproduces them exactly until
 //! the code changes); they catch regressions, they are not tuned to pass.
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use mvision_track::metrics::Scores;
 use mvision_track::tld::TldTracker;
@@ -63,24 +63,11 @@ fn generated_sequence() {
     }
 }
 
-/// `../shared/data/tracking` beside the checkout, or `None` with a visible message.
-fn real_clips() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/tracking");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: TLD regression on real clips: {} not found (only present beside a project \
-             checkout)",
-            dir.display()
-        );
-        None
-    }
-}
-
 #[test]
 fn real_clips_pooled_and_per_clip() {
-    let Some(dir) = real_clips() else { return };
+    let Some(dir) = common::real_clips("TLD regression on the real clips") else {
+        return;
+    };
     // (clip, measured AUC, threshold).
     let clips = [
         ("01_david", 0.434, 0.30),

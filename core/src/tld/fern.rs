@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::image::ImageView;
 
 use super::grid::{Grid, GridScale};
-use super::rng::SplitMix64;
+use crate::rng::SplitMix64;
 
 /// Most ferns an ensemble may have.
 pub const MAX_FERNS: u32 = 64;

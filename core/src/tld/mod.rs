@@ -15,7 +15,6 @@ pub mod grid;
 mod learn;
 pub mod nn;
 pub mod patch;
-mod rng;
 pub mod tracker;
 pub mod variance;
 mod warp;

@@ -32,9 +32,9 @@ use super::grid::{
 };
 use super::nn::{nn_len, NnClassifier, NnParams, NnSimilarity};
 use super::patch::{extract_patch, Patch, PATCH_LEN};
-use super::rng::{fill_noise_table, SplitMix64, NOISE_TABLE_LEN};
 use super::variance::{variance_filter, VarianceThreshold, DEFAULT_VARIANCE_FACTOR};
 use super::warp::WarpRanges;
+use crate::rng::{fill_noise_table, SplitMix64, NOISE_TABLE_LEN};
 
 /// Most candidates the NN stage may examine per frame ([`TldParams::max_candidates`]).
 pub const MAX_CANDIDATES: u32 = 1000;

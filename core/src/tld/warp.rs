@@ -8,7 +8,7 @@
 
 use crate::geometry::Rect;
 
-use super::rng::{SplitMix64, NOISE_TABLE_LEN};
+use crate::rng::{SplitMix64, NOISE_TABLE_LEN};
 
 /// Ranges of the random warp, each drawn uniformly in `[−range, range]`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,7 +84,7 @@ pub(crate) fn warp_region(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tld::rng::fill_noise_table;
+    use crate::rng::fill_noise_table;
 
     #[test]
     fn identity_warp_copies_the_region_and_nothing_else() {

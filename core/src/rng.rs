@@ -1,14 +1,16 @@
-//! The tracker's deterministic random numbers: SplitMix64 (Steele, Lea & Flood), whose sequence
-//! depends only on the seed and is the same on every platform, plus the few distributions TLD
-//! needs (uniform integers and reals, and Gaussian noise from a fixed table).
+//! Deterministic random numbers: SplitMix64 (Steele, Lea & Flood 2014), whose sequence depends
+//! only on the seed and is the same on every platform. The TLD tracker draws everything random
+//! from it (pixel pairs, warps, shuffles, Gaussian noise from a fixed table); the std-side tools
+//! use it for generated test inputs, so there is one definition.
 
-/// SplitMix64: 64 bits of state, one add and three xor-shift-multiplies per output.
+/// SplitMix64: 64 bits of state (the field, the seed at creation), one add and three
+/// xor-shift-multiplies per output.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct SplitMix64(pub(crate) u64);
+pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     /// The next 64 random bits.
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -24,6 +26,11 @@ impl SplitMix64 {
     /// A uniform integer in `[0, n)` (`n > 0`), by multiply-shift (bias below 2⁻³²·n).
     pub(crate) fn below(&mut self, n: u32) -> u32 {
         (((self.next_u64() >> 32) * n as u64) >> 32) as u32
+    }
+
+    /// A uniform real in `[0, 1)` with 53 random bits.
+    pub fn unit_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// A uniform real in `[−1, 1)`, with 24 random bits.
