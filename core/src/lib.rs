@@ -16,6 +16,9 @@
 //! * [`rng`]: SplitMix64, the one deterministic generator (tracker, generated test inputs).
 //! * [`integral`], [`pyramid`], [`resize`]: summed-area tables with O(1) window statistics,
 //!   Gaussian pyramid levels, bilinear resize.
+//! * [`edgeboxes`]: EdgeBoxes object proposals (Zitnick & Dollár) on a Sobel edge map, with
+//!   per-frame box constraints and border background suppression (KCFDP's scale and aspect
+//!   search).
 //!
 //! Nothing here allocates: functions that need working memory take a `&mut [T]` scratch slice and
 //! publish the length they need (`*_scratch_len`). Errors are values ([`Error`]), never panics,
@@ -26,6 +29,7 @@
 
 pub mod arena;
 pub mod border;
+pub mod edgeboxes;
 pub mod error;
 pub mod filter;
 pub mod geometry;
