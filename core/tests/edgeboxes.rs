@@ -515,6 +515,11 @@ fn timing() {
         (200, Fill::Flat(200), 30),
         (200, Fill::Checker(150, 220), 30),
     ] {
+        if let Ok(only) = std::env::var("EB_TIMING_SIDE") {
+            if only != side.to_string() || matches!(fill, Fill::Checker(..)) {
+                continue;
+            }
+        }
         let t = side as i32 * 5 / 7; // the target; the window is 1.4× it
         let o = (side as i32 - t) / 2;
         let img = scene(
@@ -536,7 +541,11 @@ fn timing() {
         for _ in 0..5 {
             n = eb.propose(&view, &cons, &mut out).unwrap();
         }
-        let reps = 50;
+        let reps = if std::env::var("EB_TIMING_SIDE").is_ok() {
+            1000
+        } else {
+            50
+        };
         let t0 = std::time::Instant::now();
         for _ in 0..reps {
             n = eb

@@ -44,12 +44,6 @@ pub(crate) struct EdgeStore<'a> {
     pub ori: &'a mut [f32],
 }
 
-#[inline]
-fn g2(dx: &[i16], dy: &[i16], i: usize) -> i32 {
-    let (a, b) = (dx[i] as i32, dy[i] as i32);
-    a * a + b * b
-}
-
 /// Computes the edge map of `window` into `st` (sized for it by the caller).
 pub(crate) fn compute(
     window: &ImageView<'_, u8>,
@@ -76,36 +70,47 @@ pub(crate) fn compute(
     let (dx, dy) = (&st.dx[..n], &st.dy[..n]);
     let mag = &mut st.mag[..n];
     let ori = &mut st.ori[..n];
+    // Squared magnitudes (integers below 2²⁴, exact in f32) go to `ori` for the suppression
+    // pass, which writes only `mag`; `ori` gets the orientations afterwards.
+    for ((o, &a), &b) in ori.iter_mut().zip(dx).zip(dy) {
+        let (a, b) = (a as i32, b as i32);
+        *o = (a * a + b * b) as f32;
+    }
     mag.fill(0.0);
-    ori.fill(0.0);
-    let mut max_g = 0.0f32;
+    let mut max_g2 = 0.0f32;
     for y in 1..h.saturating_sub(1) {
+        let up = &ori[(y - 1) * w..y * w];
+        let cur = &ori[y * w..(y + 1) * w];
+        let dn = &ori[(y + 1) * w..(y + 2) * w];
+        let (dxr, dyr) = (&dx[y * w..(y + 1) * w], &dy[y * w..(y + 1) * w]);
+        let out = &mut mag[y * w..(y + 1) * w];
         for x in 1..w - 1 {
-            let i = y * w + x;
-            let m = g2(dx, dy, i);
-            if m == 0 {
+            let m = cur[x];
+            if m == 0.0 {
                 continue;
             }
-            let (ax, ay) = ((dx[i] as i32).abs(), (dy[i] as i32).abs());
-            // Offset of the neighbour along the gradient, in elements.
-            let d = if 5 * ay <= 2 * ax {
-                1
+            let (gx, gy) = (dxr[x] as i32, dyr[x] as i32);
+            let (ax, ay) = (gx.abs(), gy.abs());
+            // The two neighbours along the quantised gradient direction.
+            let (before, after) = if 5 * ay <= 2 * ax {
+                (cur[x - 1], cur[x + 1])
             } else if 5 * ax <= 2 * ay {
-                w
-            } else if (dx[i] > 0) == (dy[i] > 0) {
-                w + 1
+                (up[x], dn[x])
+            } else if (gx > 0) == (gy > 0) {
+                (up[x - 1], dn[x + 1])
             } else {
-                w - 1
+                (up[x + 1], dn[x - 1])
             };
-            if m > g2(dx, dy, i - d) && m >= g2(dx, dy, i + d) {
-                let g = libm::sqrtf(m as f32);
-                mag[i] = g;
-                if g > max_g {
-                    max_g = g;
+            if m > before && m >= after {
+                out[x] = m;
+                if m > max_g2 {
+                    max_g2 = m;
                 }
             }
         }
     }
+    ori.fill(0.0);
+    let max_g = libm::sqrtf(max_g2);
     if max_g == 0.0 {
         return Ok(());
     }
@@ -114,7 +119,7 @@ pub(crate) fn compute(
         if *m == 0.0 {
             continue;
         }
-        *m *= scale;
+        *m = libm::sqrtf(*m) * scale;
         if *m > edge_min_mag {
             let mut a = libm::atan2f(dy[i] as f32, dx[i] as f32);
             if a < 0.0 {

@@ -115,10 +115,21 @@ pub(crate) struct GroupParams {
 
 impl GroupStore<'_> {
     /// Groups the edge map `mag`/`ori` (`w × h`, packed) and computes affinities.
-    pub(crate) fn build(&mut self, mag: &[f32], ori: &[f32], w: usize, h: usize, p: &GroupParams) {
+    /// `dx`, `dy` are the Sobel derivatives behind `ori` (for the doubled-angle means).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn build(
+        &mut self,
+        mag: &[f32],
+        ori: &[f32],
+        dx: &[i16],
+        dy: &[i16],
+        w: usize,
+        h: usize,
+        p: &GroupParams,
+    ) {
         self.assign_pixels(mag, ori, w, h, p);
         self.clean_up(mag, ori, w, h, p.cluster_min_mag);
-        self.compact(mag, ori, w, h);
+        self.compact(mag, dx, dy, w, h);
         self.affinities(w, h, p.gamma);
         if p.background_suppression && w > BACKGROUND_MIN_SIDE_PX && h > BACKGROUND_MIN_SIDE_PX {
             self.suppress_background(w, h);
@@ -251,8 +262,8 @@ impl GroupStore<'_> {
     }
 
     /// Renumbers the groups with positive magnitude `1..`, computes their statistics.
-    fn compact(&mut self, mag: &[f32], ori: &[f32], w: usize, _h: usize) {
-        let n = mag.len().min(self.seg.len()).min(w * _h);
+    fn compact(&mut self, mag: &[f32], dx: &[i16], dy: &[i16], w: usize, h: usize) {
+        let n = w * h;
         let seg = &mut self.seg[..n];
         let count = self.count;
         let gm = &mut self.mag[..count];
@@ -291,11 +302,14 @@ impl GroupStore<'_> {
             if j == 0 {
                 continue;
             }
-            let (m, o) = (mag[i], ori[i]);
+            let m = mag[i];
             let (x, y) = ((i % w) as f32, (i / w) as f32);
+            // cos 2θ and sin 2θ of θ = atan2(gy, gx), without trigonometry.
+            let (gx, gy) = (dx[i] as f32, dy[i] as f32);
+            let g2 = gx * gx + gy * gy;
             self.mag[j] += m;
-            self.sc[j] += m * libm::cosf(2.0 * o);
-            self.ss[j] += m * libm::sinf(2.0 * o);
+            self.sc[j] += m * ((gx * gx - gy * gy) / g2);
+            self.ss[j] += m * ((2.0 * gx * gy) / g2);
             self.mx[j] += m * x;
             self.my[j] += m * y;
             self.rc[j] = (i % w) as i32;

@@ -409,13 +409,10 @@ impl<'a> EdgeBoxes<'a> {
             gamma: p.gamma,
             background_suppression: p.background_suppression,
         };
-        self.groups.build(
-            &self.edges.mag[..w * h],
-            &self.edges.ori[..w * h],
-            w,
-            h,
-            &gp,
-        );
+        let n = w * h;
+        let e = &self.edges;
+        self.groups
+            .build(&e.mag[..n], &e.ori[..n], &e.dx[..n], &e.dy[..n], w, h, &gp);
         let mut search = Search::new(
             &mut self.boxes,
             &mut self.groups,
