@@ -211,8 +211,8 @@ fn several_objects_are_each_found() {
     };
     let props = propose(&params(200), &img, w, h, &cons);
     for (i, &(r, _)) in objs.iter().enumerate() {
-        let (iou, rank) = best_in_top(&props, r, 150);
-        println!("object {i}: best IoU in top 150: {iou:.3} at rank {rank}");
+        let (iou, rank) = best_in_top(&props, r, 30);
+        println!("object {i}: best IoU in top 30: {iou:.3} at rank {rank}");
 
         assert!(iou > 0.7, "object {i}: best IoU {iou}");
     }
@@ -429,13 +429,11 @@ fn errors_are_reported_and_leave_the_output_alone() {
         BoxConstraints::from_target(10.0, f32::NAN),
         Err(Error::InvalidArgument)
     );
-    // Arena one byte short.
+    // Arena one byte short, starting where the alignment slack is all used.
     let need = workspace_len(&p).unwrap();
-    let mut ws = vec![0u8; need + 16];
-    let short = need - 16;
-    // Misalign on purpose so the slack is really needed.
-    let start = (16 - ws.as_ptr() as usize % 16) % 16 + 1;
-    let mut arena = Arena::new(&mut ws[start..start + short]);
+    let mut ws = vec![0u8; need + 32];
+    let start = (17 - ws.as_ptr() as usize % 16) % 16;
+    let mut arena = Arena::new(&mut ws[start..start + need - 1]);
     assert_eq!(
         EdgeBoxes::new(&mut arena, &p).err(),
         Some(Error::BufferTooSmall)
@@ -484,6 +482,90 @@ fn errors_are_reported_and_leave_the_output_alone() {
 }
 
 #[test]
+fn max_refined_bounds_the_refinement_and_keeps_the_object() {
+    let (w, h) = (100usize, 100usize);
+    let target = Rect::new(22, 26, 58, 46);
+    let img = scene(w, h, 70, 30, &[(target, Fill::Checker(170, 230))], 10);
+    let cons = BoxConstraints::from_target(58.0, 46.0).unwrap();
+    let all = propose(&params(128), &img, w, h, &cons);
+    // More than there are candidates: the same as refining all.
+    let many = propose(
+        &EdgeBoxParams {
+            max_refined: 100_000,
+            ..params(128)
+        },
+        &img,
+        w,
+        h,
+        &cons,
+    );
+    assert_eq!(all, many);
+    let few = propose(
+        &EdgeBoxParams {
+            max_refined: 30,
+            ..params(128)
+        },
+        &img,
+        w,
+        h,
+        &cons,
+    );
+    assert_ne!(all, few);
+    let (iou, rank) = best_in_top(&few, target, 5);
+    println!("max_refined 30: best IoU in top 5 {iou:.3} at rank {rank}");
+    assert!(iou > 0.7);
+}
+
+#[test]
+fn random_windows_never_panic_and_keep_the_invariants() {
+    let p = EdgeBoxParams {
+        max_boxes: 50,
+        ..params(72)
+    };
+    let mut ws = vec![0u8; workspace_len(&p).unwrap()];
+    let mut arena = Arena::new(&mut ws);
+    let mut eb = EdgeBoxes::new(&mut arena, &p).unwrap();
+    let mut rng = SplitMix64(2024);
+    let mut out = vec![Proposal::default(); 64];
+    for round in 0..200 {
+        let w = 1 + (rng.next_u64() % 72) as usize;
+        let h = 1 + (rng.next_u64() % 72) as usize;
+        let kind = rng.next_u64() % 3;
+        let img: Vec<u8> = (0..w * h)
+            .map(|i| match kind {
+                0 => rng.next_u64() as u8,
+                1 => ((i % w) * 255 / w) as u8 ^ ((i / w) as u8 & 0x10),
+                _ => {
+                    if (i % w) * 3 > w && (i / w) * 2 > h {
+                        220
+                    } else {
+                        30
+                    }
+                }
+            })
+            .collect();
+        let cons = BoxConstraints {
+            min_area: (rng.next_u64() % 600) as f32,
+            max_aspect_ratio: 1.0 + (rng.next_u64() % 40) as f32 * 0.1,
+            min_box_side_px: 1.0 + (rng.next_u64() % 8) as f32,
+        };
+        let view = ImageView::packed(&img, w, h).unwrap();
+        let n = eb.propose(&view, &cons, &mut out).unwrap();
+        assert!(n <= 50, "round {round}");
+        for (i, a) in out[..n].iter().enumerate() {
+            let (bw, bh) = (a.bbox.width as f32, a.bbox.height as f32);
+            assert!(a.bbox.is_inside(w, h), "round {round}: {:?}", a.bbox);
+            assert!(bw * bh >= cons.min_area && bw.min(bh) >= cons.min_box_side_px);
+            assert!(bw.max(bh) <= cons.max_aspect_ratio * bw.min(bh));
+            assert!(a.score.is_finite() && a.score > 0.0);
+            for b in &out[..i] {
+                assert!(b.score >= a.score && a.bbox.iou(&b.bbox) <= p.beta);
+            }
+        }
+    }
+}
+
+#[test]
 fn propose_does_not_allocate() {
     let (img, w, h) = textured_scene();
     let p = params(128);
@@ -509,58 +591,59 @@ fn propose_does_not_allocate() {
 #[test]
 #[ignore]
 fn timing() {
-    for (side, fill, noise) in [
+    for (case, &(side, fill, noise)) in [
         (100usize, Fill::Flat(200), 30u8),
         (100, Fill::Checker(150, 220), 30),
         (200, Fill::Flat(200), 30),
         (200, Fill::Checker(150, 220), 30),
-    ] {
-        if let Ok(only) = std::env::var("EB_TIMING_SIDE") {
-            if only != side.to_string() || matches!(fill, Fill::Checker(..)) {
+    ]
+    .iter()
+    .enumerate()
+    {
+        if let Ok(only) = std::env::var("EB_TIMING_CASE") {
+            if only != case.to_string() {
                 continue;
             }
         }
         let t = side as i32 * 5 / 7; // the target; the window is 1.4× it
         let o = (side as i32 - t) / 2;
-        let img = scene(
-            side,
-            side,
-            90,
-            noise,
-            &[(Rect::new(o, o + 3, t, t - 6), fill)],
-            11,
-        );
-        let p = params(side as u32);
-        let cons = BoxConstraints::from_target(t as f32, (t - 6) as f32).unwrap();
-        let mut ws = vec![0u8; workspace_len(&p).unwrap()];
-        let mut arena = Arena::new(&mut ws);
-        let mut eb = EdgeBoxes::new(&mut arena, &p).unwrap();
-        let view = ImageView::packed(&img, side, side).unwrap();
-        let mut out = vec![Proposal::default(); 1000];
-        let mut n = 0;
-        for _ in 0..5 {
-            n = eb.propose(&view, &cons, &mut out).unwrap();
+        let target = Rect::new(o, o + 3, t, t - 6);
+        let img = scene(side, side, 90, noise, &[(target, fill)], 11);
+        for max_refined in [0u32, 100, 30] {
+            let p = EdgeBoxParams {
+                max_refined,
+                ..params(side as u32)
+            };
+            let cons = BoxConstraints::from_target(t as f32, (t - 6) as f32).unwrap();
+            let mut ws = vec![0u8; workspace_len(&p).unwrap()];
+            let mut arena = Arena::new(&mut ws);
+            let mut eb = EdgeBoxes::new(&mut arena, &p).unwrap();
+            let view = ImageView::packed(&img, side, side).unwrap();
+            let mut out = vec![Proposal::default(); 1000];
+            let mut n = eb.propose(&view, &cons, &mut out).unwrap();
+            // The fastest of several batches: the machine is shared.
+            let mut best_us = f64::INFINITY;
+            for _ in 0..7 {
+                let reps = 20;
+                let t0 = std::time::Instant::now();
+                for _ in 0..reps {
+                    n = eb
+                        .propose(std::hint::black_box(&view), &cons, &mut out)
+                        .unwrap();
+                }
+                best_us = best_us.min(t0.elapsed().as_secs_f64() * 1e6 / reps as f64);
+            }
+            let kind = match fill {
+                Fill::Flat(_) => "flat",
+                Fill::Checker(..) => "checker",
+            };
+            let (iou, rank) = best_in_top(&out[..n], target, 5);
+            println!(
+                "{side}×{side} {kind} object, max_refined {max_refined}: {best_us:.1} µs per \
+                 propose, {n} proposals, best IoU in top 5 {iou:.3} (rank {rank}), \
+                 workspace {} KiB",
+                workspace_len(&p).unwrap() / 1024
+            );
         }
-        let reps = if std::env::var("EB_TIMING_SIDE").is_ok() {
-            1000
-        } else {
-            50
-        };
-        let t0 = std::time::Instant::now();
-        for _ in 0..reps {
-            n = eb
-                .propose(std::hint::black_box(&view), &cons, &mut out)
-                .unwrap();
-        }
-        let us = t0.elapsed().as_secs_f64() * 1e6 / reps as f64;
-        let kind = match fill {
-            Fill::Flat(_) => "flat",
-            Fill::Checker(..) => "checker",
-        };
-        println!(
-            "{side}×{side} {kind} object, noise ±{}: {us:.1} µs per propose, {n} proposals, workspace {} KiB",
-            noise / 2,
-            workspace_len(&p).unwrap() / 1024
-        );
     }
 }

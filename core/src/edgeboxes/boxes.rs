@@ -15,14 +15,17 @@
 //!   box boundary (weight 1). The normaliser is the reference's: the paper's
 //!   `(2(b_w + b_h))^κ` divided by the constant `4^κ`. A score below `min_score` is 0, and the
 //!   path term is skipped when the first two terms already score below it.
-//! * **Refinement** of every box scoring above 0: steps `⌊p·side⌋`, halved each round while
-//!   either exceeds 2, try moving each of the four edges out then in, keep a strictly better
-//!   score.
+//! * **Candidates**: every grid box scoring above 0 enters a bounded min-heap of
+//!   [`candidate_capacity`] boxes; when full, a new box replaces the worst if it ranks higher.
+//!   Rank: score, then top, left, height, width (smaller first) — a total order, so results
+//!   never depend on sort stability.
+//! * **Refinement** of the candidates, best first (all of them, as the reference does, or only
+//!   the best `max_refined`): steps `⌊p·side⌋`, halved each round while either exceeds 2, try
+//!   moving each of the four edges out then in, keep a strictly better score. A move is scored
+//!   only as far as needed to know it is not better (the path term only lowers a score, so the
+//!   search stops once the running score falls to the one to beat).
 //! * **Constraints**: a refined box whose area, aspect ratio or shorter side breaks the frame's
 //!   [`super::BoxConstraints`] is dropped.
-//! * **Candidates**: kept in a bounded min-heap of [`candidate_capacity`] boxes; when full, a
-//!   new box replaces the worst if it ranks higher. Rank: score, then top, left, height, width
-//!   (smaller first) — a total order, so results never depend on sort stability.
 //! * **NMS**: best first, a box is kept unless its IoU with a kept box exceeds `β` (after each
 //!   kept box, `β ← β·η` while `β > ½` and `η < 1`), until `max_boxes` or the output is full.
 
@@ -73,6 +76,7 @@ pub(crate) struct SearchParams {
     pub beta: f32,
     pub eta: f32,
     pub max_boxes: u32,
+    pub max_refined: u32,
 }
 
 /// Box search storage, carved from the object's arena.
@@ -351,20 +355,34 @@ impl<'s, 'a> Search<'s, 'a> {
                         };
                         r += kr;
                         self.score(&mut b, -1.0);
-                        if b.s == 0.0 {
-                            continue;
+                        if b.s > 0.0 {
+                            heap_insert(&mut self.st.cands[..cap], &mut len, b);
                         }
-                        self.refine(&mut b, ratio);
-                        if !fits(&b, cons) {
-                            continue;
-                        }
-                        heap_insert(&mut self.st.cands[..cap], &mut len, b);
                     }
                     c += kc;
                 }
             }
         }
-        let cands = &mut self.st.cands[..len];
+        // Refine the best grid boxes first (all of them when `max_refined` is 0), drop those
+        // that break the constraints, and rank again.
+        self.st.cands[..len].sort_unstable_by(rank);
+        let refine_n = if p.max_refined == 0 {
+            len
+        } else {
+            len.min(p.max_refined as usize)
+        };
+        let mut kept = 0usize;
+        for k in 0..len {
+            let mut b = self.st.cands[k];
+            if k < refine_n {
+                self.refine(&mut b, ratio);
+            }
+            if fits(&b, cons) {
+                self.st.cands[kept] = b;
+                kept += 1;
+            }
+        }
+        let cands = &mut self.st.cands[..kept];
         cands.sort_unstable_by(rank);
         nms(cands, p, out)
     }

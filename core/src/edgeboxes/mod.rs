@@ -62,6 +62,10 @@ pub struct EdgeBoxParams {
     /// Most proposals returned, `1..=`[`MAX_BOXES`]; also sizes the candidate storage
     /// ([`boxes::candidate_capacity`]). Default 1000.
     pub max_boxes: u32,
+    /// Refine only the best this many grid boxes (ranked by their grid score); 0 refines every
+    /// box scoring above 0, as the reference does. Refinement is most of the search's cost on
+    /// textured windows. Default 0.
+    pub max_refined: u32,
     /// Edge pixels with normalised magnitude `≤` this are not grouped; in `[0, 1)`. Default 0.1.
     pub edge_min_mag: f32,
     /// A group grows until its summed orientation change reaches this, in units of π; finite,
@@ -92,6 +96,7 @@ impl EdgeBoxParams {
         eta: 1.0,
         min_score: 5e-4,
         max_boxes: 1000,
+        max_refined: 0,
         edge_min_mag: 0.1,
         edge_merge_thr: 0.5,
         cluster_min_mag: 0.5,
@@ -426,6 +431,7 @@ impl<'a> EdgeBoxes<'a> {
             beta: p.beta,
             eta: p.eta,
             max_boxes: p.max_boxes,
+            max_refined: p.max_refined,
         };
         let n = search.run(&sp, constraints, out);
         // The path-search stamps must restart from 0 next frame.
