@@ -13,14 +13,16 @@
 //! * **Group statistics**: summed magnitude `m`, magnitude-weighted mean position, mean
 //!   orientation `½·atan2(Σ m sin 2θ, Σ m cos 2θ)`, and a representative pixel (the last one in
 //!   row-major order) that places the group in the box integral image.
-//! * **Affinity** of two groups with a pixel of one within 2 px (5 × 5) of a pixel of the other:
+//! * **Affinity** of two groups with a pixel of one within 2 px (5 × 5) of a pixel of the other
+//!   (the first pixel at least 2 px inside the window, as in the reference):
 //!   `a = |cos(θi − θij)·cos(θj − θij)|^γ` with `θij` the normal of the line joining the means
-//!   (the orientations are edge normals).
+//!   (the orientations are edge normals). Pairs with `a <` [`MIN_PATH_WEIGHT`] are not stored:
+//!   no path can use them.
 //! * **Background suppression** (seed 003, only for windows larger than
 //!   [`BACKGROUND_MIN_SIDE_PX`] on both sides): groups with a pixel within
 //!   [`BORDER_BAND_PX`] of the window edge get path affinity 1; every other group the largest
-//!   product of affinities along a path from one of them; each group's magnitude becomes
-//!   `m·(1 − ¼·path affinity)`.
+//!   product of affinities along a path from one of them (μ = ¼ of it, so border groups lose a
+//!   quarter); each group's magnitude becomes `m·(1 − μ)` before boxes are scored.
 //!
 //! **Capacity** (all sized from `max_window_px = N`): at most [`group_capacity`]`(N) − 1`
 //! groups; once reached, further unassigned pixels start no group and may only join existing

@@ -5,10 +5,13 @@
 //!
 //! **The edge map is not the paper's.** The reference runs on the output of a Structured Edge
 //! forest (Dollár & Zitnick 2013), a trained model that is not available offline and would not
-//! fit this no_std core's budget. [`edges`] uses Sobel gradients thinned by non-maximum
-//! suppression instead, so texture yields more (and noisier) edges than the forest's and scores
-//! differ from the reference's; the grouping, affinities, scoring, refinement and NMS follow
-//! the reference implementation (`edgeBoxesMex.cpp`).
+//! fit this no_std core's budget. [`edges`] uses Sobel gradients of a lightly blurred window,
+//! thinned by non-maximum suppression, instead: texture yields more (and noisier) edges than
+//! the forest's, edges are not learned object boundaries, and scores differ from the
+//! reference's. The grouping, affinities, scoring, refinement and NMS follow the reference
+//! implementation (`edgeBoxesMex.cpp`); where this code departs from it (the path search stops
+//! as soon as a box cannot win, optional [`EdgeBoxParams::max_refined`], bounded storage) the
+//! submodule docs say so.
 //!
 //! Pipeline per [`EdgeBoxes::propose`] call: edge map ([`edges`]) → edge groups, affinities and
 //! the seed's background suppression ([`groups`]) → grid search, scoring with the inner-box
@@ -24,6 +27,10 @@
 //! ([`EdgeBoxParams::max_window_px`]); the capacities (groups, affinity pairs, candidate boxes)
 //! and what happens when they are reached are documented in [`groups`] and [`boxes`]. Every
 //! loop runs in one fixed order, so results are bit-identical from run to run.
+//!
+//! Cost grows with the number of edge groups: a window with fine texture over the object costs
+//! several times one with plain surfaces (see the timing test in `core/tests/edgeboxes.rs`);
+//! [`EdgeBoxParams::max_refined`] bounds the refinement, the largest share.
 
 pub mod boxes;
 pub mod edges;
