@@ -16,6 +16,8 @@
 //! * [`rng`]: SplitMix64, the one deterministic generator (tracker, generated test inputs).
 //! * [`integral`], [`pyramid`], [`resize`]: summed-area tables with O(1) window statistics,
 //!   Gaussian pyramid levels, bilinear resize.
+//! * [`tld`], [`kcf`]: trackers (TLD; KCF, the kernelised correlation filter, with its FFT and
+//!   FHOG features), each living in one caller workspace.
 //!
 //! Nothing here allocates: functions that need working memory take a `&mut [T]` scratch slice and
 //! publish the length they need (`*_scratch_len`). Errors are values ([`Error`]), never panics,
@@ -31,6 +33,7 @@ pub mod filter;
 pub mod geometry;
 pub mod image;
 pub mod integral;
+pub mod kcf;
 pub mod pixel;
 pub mod pyramid;
 pub mod resize;

@@ -23,6 +23,7 @@
 pub mod baseline;
 pub mod draw;
 pub mod frame;
+pub mod kcf;
 pub mod metrics;
 pub mod output;
 pub mod plot;
