@@ -9,7 +9,7 @@
 //! exactly the gray frame's features.
 //!
 //! FHOG follows `features.cc` (voc-release5): central differences, orientation snapped to the
-//! best of 18 directions by dot product, magnitude split bilinearly among the 4 nearest cells,
+//! nearest of 18 directions (branch-free, same bins as its dot-product search), magnitude split bilinearly among the 4 nearest cells,
 //! each cell normalised by the energies of the four 2 × 2 cell blocks around it, truncated at
 //! 0.2. The output keeps every cell (block energies at the border use the nearest cells), so a
 //! `cells_x × cells_y` grid gives `cells_x × cells_y` values a channel.
@@ -37,29 +37,50 @@ const TRUNCATION: f32 = 0.2;
 /// levels.
 const NORM_EPS: f32 = 1e-4;
 
-/// `cos` and `sin` of the 9 orientations `k·π/9` (Felzenszwalb's `uu`, `vv`).
-const UU: [f32; 9] = [
+/// `cos` and `sin` of the 9 boundaries `10° + 20°·j` between the orientation bins of the
+/// upper half-plane.
+const BOUND_COS: [f32; 9] = [
+    0.984_807_8,
+    0.866_025_4,
+    0.642_787_6,
+    0.342_020_1,
+    0.0,
+    -0.342_020_1,
+    -0.642_787_6,
+    -0.866_025_4,
+    -0.984_807_8,
+];
+const BOUND_SIN: [f32; 9] = [
+    0.173_648_2,
+    0.5,
+    0.766_044_4,
+    0.939_692_6,
     1.0,
     0.939_692_6,
     0.766_044_4,
     0.5,
     0.173_648_2,
-    -0.173_648_2,
-    -0.5,
-    -0.766_044_4,
-    -0.939_692_6,
 ];
-const VV: [f32; 9] = [
-    0.0,
-    0.342_020_1,
-    0.642_787_6,
-    0.866_025_4,
-    0.984_807_8,
-    0.984_807_8,
-    0.866_025_4,
-    0.642_787_6,
-    0.342_020_1,
-];
+
+/// The contrast-sensitive bin (of 18, 20° each, bin `o` centred on `o·20°`) of a non-zero
+/// gradient: the nearest direction, ties to the lower angle, as Felzenszwalb's search for the
+/// largest dot product, but without branches. The gradient is folded into the upper
+/// half-plane (`dy > 0`, or `dy = 0 < dx`) and binned by counting the boundaries it passes;
+/// folding makes `−g` land exactly 9 bins from `g`.
+#[inline]
+fn orientation_bin(dx: f32, dy: f32) -> usize {
+    let upper = dy > 0.0 || (dy == 0.0 && dx > 0.0);
+    let (ux, uy) = if upper { (dx, dy) } else { (-dx, -dy) };
+    let mut b = 0usize;
+    for j in 0..FHOG_ORIENTATIONS {
+        b += (BOUND_COS[j] * uy > BOUND_SIN[j] * ux) as usize;
+    }
+    if upper {
+        b % (2 * FHOG_ORIENTATIONS)
+    } else {
+        (b + FHOG_ORIENTATIONS) % (2 * FHOG_ORIENTATIONS)
+    }
+}
 
 /// Which features the tracker correlates.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -170,16 +191,18 @@ pub struct SampleWindow {
     pub scale_y: f32,
 }
 
-/// Working storage of feature extraction for grids up to `max_cells_x × max_cells_y` cells.
+/// Working storage of feature extraction, for grids up to a side and an area fixed at creation.
 #[derive(Debug)]
 pub struct FeatureScratch<'a> {
-    max_cells_x: usize,
-    max_cells_y: usize,
+    max_side: usize,
+    max_cells: usize,
     cell: usize,
     col_off: &'a mut [u32],
     col_frac: &'a mut [f32],
     row_idx: &'a mut [u32],
     row_frac: &'a mut [f32],
+    bin_col: &'a mut [u32],
+    bin_weight: &'a mut [f32],
     planes: &'a mut [f32],
     hist: &'a mut [f32],
     energy: &'a mut [f32],
@@ -187,47 +210,51 @@ pub struct FeatureScratch<'a> {
 }
 
 macro_rules! feature_takes {
-    ($a:expr, $m:ident, $cx:expr, $cy:expr, $cell:expr) => {{
-        let bw = $cx * $cell + 2;
-        let bh = $cy * $cell + 2;
-        let cells = $cx * $cy;
+    ($a:expr, $m:ident, $side:expr, $cells:expr, $cell:expr) => {{
+        // A `gx × gy` grid has gx, gy ≤ side and gx·gy ≤ cells, so gx + gy ≤ side + cells.
+        let span = $side * $cell + 2;
+        let perimeter = $side + $cells;
+        let plane = $cells * $cell * $cell + 2 * $cell * perimeter + 4;
+        let bordered = $cells + 2 * perimeter + 4;
         (
-            $a.$m::<u32>(2 * bw)?,
-            $a.$m::<f32>(bw)?,
-            $a.$m::<u32>(2 * bh)?,
-            $a.$m::<f32>(bh)?,
-            $a.$m::<f32>(3 * bw * bh)?,
-            $a.$m::<f32>(cells * 2 * FHOG_ORIENTATIONS)?,
-            $a.$m::<f32>(cells)?,
-            $a.$m::<f32>(($cx + 1) * ($cy + 1))?,
+            $a.$m::<u32>(2 * span)?,
+            $a.$m::<f32>(span)?,
+            $a.$m::<u32>(2 * span)?,
+            $a.$m::<f32>(span)?,
+            $a.$m::<u32>(span)?,
+            $a.$m::<f32>(span)?,
+            $a.$m::<f32>(3 * plane)?,
+            $a.$m::<f32>(bordered * 2 * FHOG_ORIENTATIONS)?,
+            $a.$m::<f32>($cells)?,
+            $a.$m::<f32>(bordered)?,
         )
     }};
 }
 
-fn check_grid(max_cells_x: usize, max_cells_y: usize, cell_px: usize) -> Result<()> {
-    if max_cells_x == 0 || max_cells_y == 0 || cell_px == 0 {
+fn check_grid(max_side: usize, max_cells: usize, cell_px: usize) -> Result<()> {
+    if max_side == 0 || max_cells == 0 || cell_px == 0 {
         return Err(Error::ZeroSize);
     }
-    if max_cells_x > 1024 || max_cells_y > 1024 || cell_px > 64 {
+    if max_side > 1024 || max_cells > 1 << 20 || cell_px > 64 {
         return Err(Error::InvalidArgument);
     }
     Ok(())
 }
 
 impl<'a> FeatureScratch<'a> {
-    /// Adds the storage for grids up to `max_cells_x × max_cells_y` cells of `cell_px` pixels
-    /// to `len`.
+    /// Adds to `len` the storage for grids of cells of `cell_px` pixels whose sides have at
+    /// most `max_side` cells and whose area is at most `max_cells` cells.
     ///
     /// Errors: [`Error::ZeroSize`] for a zero argument; [`Error::InvalidArgument`] above 1024
-    /// cells a side or 64 px a cell; [`Error::Overflow`].
+    /// cells a side, 2²⁰ cells or 64 px a cell; [`Error::Overflow`].
     pub fn declare(
         len: &mut ArenaLen,
-        max_cells_x: usize,
-        max_cells_y: usize,
+        max_side: usize,
+        max_cells: usize,
         cell_px: usize,
     ) -> Result<()> {
-        check_grid(max_cells_x, max_cells_y, cell_px)?;
-        let _ = feature_takes!(len, add, max_cells_x, max_cells_y, cell_px);
+        check_grid(max_side, max_cells, cell_px)?;
+        let _ = feature_takes!(len, add, max_side, max_cells, cell_px);
         Ok(())
     }
 
@@ -237,21 +264,33 @@ impl<'a> FeatureScratch<'a> {
     /// out.
     pub fn new(
         arena: &mut Arena<'a>,
-        max_cells_x: usize,
-        max_cells_y: usize,
+        max_side: usize,
+        max_cells: usize,
         cell_px: usize,
     ) -> Result<Self> {
-        check_grid(max_cells_x, max_cells_y, cell_px)?;
-        let (col_off, col_frac, row_idx, row_frac, planes, hist, energy, blocks) =
-            feature_takes!(arena, take, max_cells_x, max_cells_y, cell_px);
+        check_grid(max_side, max_cells, cell_px)?;
+        let (
+            col_off,
+            col_frac,
+            row_idx,
+            row_frac,
+            bin_col,
+            bin_weight,
+            planes,
+            hist,
+            energy,
+            blocks,
+        ) = feature_takes!(arena, take, max_side, max_cells, cell_px);
         Ok(Self {
-            max_cells_x,
-            max_cells_y,
+            max_side,
+            max_cells,
             cell: cell_px,
             col_off,
             col_frac,
             row_idx,
             row_frac,
+            bin_col,
+            bin_weight,
             planes,
             hist,
             energy,
@@ -281,8 +320,9 @@ impl<'a> FeatureScratch<'a> {
             return Err(Error::ZeroSize);
         }
         let finite_pos = |v: f32| v.is_finite() && v > 0.0;
-        if cells_x > self.max_cells_x
-            || cells_y > self.max_cells_y
+        if cells_x > self.max_side
+            || cells_y > self.max_side
+            || cells_x * cells_y > self.max_cells
             || !finite_pos(window.scale_x)
             || !finite_pos(window.scale_y)
             || !window.center_x.is_finite()
@@ -358,25 +398,35 @@ impl<'a> FeatureScratch<'a> {
     fn fhog(&mut self, np: usize, cells_x: usize, cells_y: usize, out: &mut [f32]) {
         let cell = self.cell;
         let (pw, ph) = (cells_x * cell, cells_y * cell);
-        let (bw, bh) = (pw + 2, ph + 2);
-        let plane_len = bw * bh;
+        let bw = pw + 2;
+        let plane_len = bw * (ph + 2);
         let cells = cells_x * cells_y;
         let bins = 2 * FHOG_ORIENTATIONS;
-        let hist = &mut self.hist[..cells * bins];
+        // The histogram has a one-cell border all round, so every pixel adds to its four
+        // cells without bounds tests; the border is dropped.
+        let hstride = (cells_x + 2) * bins;
+        let hist = &mut self.hist[..hstride * (cells_y + 2)];
         hist.fill(0.0);
         let two_cell = 2 * cell as i32;
         let inv_two_cell = 1.0 / two_cell as f32;
-        // Cell index and weight of the lower cell along an axis: the pixel centre in cell
-        // units minus ½, split between its floor and the next cell.
-        let split = |i: usize| -> (i32, f32) {
+        // Bordered cell index and weight of the lower cell along an axis: the pixel centre in
+        // cell units minus ½, split between its floor and the next cell.
+        let split = |i: usize| -> (usize, f32) {
             let t = 2 * i as i32 + 1 - cell as i32;
             let k = t.div_euclid(two_cell);
             let frac = (t - k * two_cell) as f32 * inv_two_cell;
-            (k, 1.0 - frac)
+            ((k + 1) as usize, 1.0 - frac)
         };
+        for x in 0..pw {
+            let (k, w) = split(x);
+            self.bin_col[x] = (k * bins) as u32;
+            self.bin_weight[x] = w;
+        }
         for y in 0..ph {
             let (iy, wy0) = split(y);
             let wy1 = 1.0 - wy0;
+            let r0 = iy * hstride;
+            let r1 = r0 + hstride;
             for x in 0..pw {
                 let idx = (y + 1) * bw + x + 1;
                 let (mut dx, mut dy, mut m) = (0.0f32, 0.0f32, 0.0f32);
@@ -392,36 +442,26 @@ impl<'a> FeatureScratch<'a> {
                 if m == 0.0 {
                     continue;
                 }
-                let mut best_dot = 0.0f32;
-                let mut best_o = 0usize;
-                for o in 0..FHOG_ORIENTATIONS {
-                    let dot = UU[o] * dx + VV[o] * dy;
-                    if dot > best_dot {
-                        best_dot = dot;
-                        best_o = o;
-                    } else if -dot > best_dot {
-                        best_dot = -dot;
-                        best_o = o + FHOG_ORIENTATIONS;
-                    }
-                }
+                let o = orientation_bin(dx, dy);
                 let mag = libm::sqrtf(m);
-                let (ix, wx0) = split(x);
+                let c = self.bin_col[x] as usize + o;
+                let wx0 = self.bin_weight[x];
                 let wx1 = 1.0 - wx0;
-                let mut add = |cx: i32, cy: i32, w: f32| {
-                    if cx >= 0 && cy >= 0 && (cx as usize) < cells_x && (cy as usize) < cells_y {
-                        hist[(cy as usize * cells_x + cx as usize) * bins + best_o] += w * mag;
-                    }
-                };
-                add(ix, iy, wx0 * wy0);
-                add(ix + 1, iy, wx1 * wy0);
-                add(ix, iy + 1, wx0 * wy1);
-                add(ix + 1, iy + 1, wx1 * wy1);
+                hist[r0 + c] += wx0 * wy0 * mag;
+                hist[r0 + c + bins] += wx1 * wy0 * mag;
+                hist[r1 + c] += wx0 * wy1 * mag;
+                hist[r1 + c + bins] += wx1 * wy1 * mag;
             }
         }
+        // Interior histogram of cell c.
+        let cell_hist = |c: usize| {
+            let start = (c / cells_x + 1) * hstride + (c % cells_x + 1) * bins;
+            start..start + bins
+        };
         // Energy of each cell over the contrast-insensitive orientations.
         let energy = &mut self.energy[..cells];
         for (c, e) in energy.iter_mut().enumerate() {
-            let h = &hist[c * bins..(c + 1) * bins];
+            let h = &hist[cell_hist(c)];
             let mut s = 0.0f32;
             for o in 0..FHOG_ORIENTATIONS {
                 let v = h[o] + h[o + FHOG_ORIENTATIONS];
@@ -453,7 +493,7 @@ impl<'a> FeatureScratch<'a> {
                     1.0 / libm::sqrtf(blocks[(cy + 1) * bwc + cx] + NORM_EPS),
                     1.0 / libm::sqrtf(blocks[(cy + 1) * bwc + cx + 1] + NORM_EPS),
                 ];
-                let h = &hist[c * bins..(c + 1) * bins];
+                let h = &hist[cell_hist(c)];
                 let mut t = [0.0f32; 4];
                 for (o, &v) in h.iter().enumerate() {
                     let mut s = 0.0f32;
