@@ -6,7 +6,12 @@
 //! Unlike OpenCV's KCF it trains at init, takes gray and colour frames ([`Frame`]), reports a
 //! confidence (peak and PSR), and reports the target lost and re-finds it.
 //!
-//! * [`fft`]: 2-D complex FFTs over power-of-two sizes 4–64 (`microfft`), in place.
+//! * [`fft`]: 2-D complex FFTs over power-of-two sizes 4–64 (`microfft`), in place. Measured
+//!   against `rustfft` 6 (std, SIMD; rows batched, columns by transposition) on the
+//!   development machine: 16 × 16 1.26 µs vs 0.53 µs, 32 × 32 5.8 vs 2.7 µs. On the default
+//!   16² grid the tracker's ~37 transforms an update are ~45 µs of ~300 µs, so `rustfft` would
+//!   save under a tenth; `microfft` alone keeps one no_std code path with the same results on
+//!   every target.
 //! * [`features`]: FHOG and gray features of a resampled patch.
 //! * [`tracker`]: the tracker object, [`Kcf`].
 //!

@@ -19,6 +19,18 @@
 //! transformed two at a time (one complex FFT with channel `2p` in the real and `2p+1` in the
 //! imaginary part): the real part of `F⁻¹(Σₚ Ẑₚ⊙X̂ₚ*)` is exactly `Σ_c z_c⋆x_c`.
 //!
+//! Lost and re-found ([`Kcf::update`]): a PSR below `psr_lost` reports the target lost and
+//! freezes the model; while lost, every frame is searched with a grid of windows a quarter
+//! window apart around the last position, and a PSR of at least `psr_found` re-finds it.
+//!
+//! Cost on the development machine (320 × 240, default parameters, 16 × 16 cells): about
+//! 0.30 ms an update on packed RGB, 0.18 ms on gray, while tracking; about 25 detections
+//! (≈ 3 ms) a frame while lost. On the four evaluation clips (CLI `eval`): pooled success AUC
+//! 0.711, precision@20 px 0.888 (OpenCV's KCF: 0.474, 0.624). Known weakness, as in any KCF:
+//! without scale estimation (KCFDP's job) a target changing size drifts (03_pedestrian1, AUC
+//! 0.13), and on a static background as textured as the target the window, mostly
+//! background, can lock onto the background.
+//!
 //! Memory: [`workspace_len`] bytes, fixed by the parameters and frame size (not the box).
 //! `update` never allocates. Deterministic: no randomness, fixed operation order.
 
