@@ -628,6 +628,11 @@ fn bad_calls_are_errors() {
         kcf.score(&frame, RectF::new(1.0, 1.0, -2.0, 3.0)),
         Err(Error::ZeroSize)
     );
+    // A box too small to scale a window from (frame pixels per template pixel underflow).
+    assert_eq!(
+        kcf.learn(&frame, RectF::new(0.0, 0.0, 1e-44, 1e-44)),
+        Err(Error::InvalidArgument)
+    );
     assert_eq!(kcf.target(), Some(b));
     // A flat frame gives a flat response: PSR 0, reported lost, not an error.
     let out = kcf.update(&frame).unwrap();

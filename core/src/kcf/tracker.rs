@@ -772,7 +772,7 @@ impl<'a> Kcf<'a> {
     ///
     /// Errors: [`Error::NotInitialized`]; [`Error::SizeMismatch`]; [`Error::ZeroSize`] for an
     /// empty box; [`Error::OutOfBounds`] for a box with non-finite edges or not overlapping the
-    /// frame.
+    /// frame; [`Error::InvalidArgument`] as [`Kcf::learn`].
     pub fn score(&mut self, frame: &Frame<'_>, bbox: RectF) -> Result<f32> {
         self.check_ready(frame)?;
         self.check_overlapping(bbox)?;
@@ -799,17 +799,20 @@ impl<'a> Kcf<'a> {
     ///
     /// Errors: [`Error::NotInitialized`]; [`Error::SizeMismatch`]; [`Error::ZeroSize`] for an
     /// empty box; [`Error::OutOfBounds`] for a box with non-finite edges or not overlapping the
-    /// frame. Nothing changes on error.
+    /// frame; [`Error::InvalidArgument`] for a box so small (or large) that its window's scale
+    /// is not a positive finite number. Nothing changes on error.
     pub fn learn(&mut self, frame: &Frame<'_>, bbox: RectF) -> Result<()> {
         self.check_ready(frame)?;
         self.check_overlapping(bbox)?;
         let (cx, cy) = bbox.center();
+        // Extract first: a box whose window cannot be sampled leaves everything as it was.
+        self.extract(frame, cx, cy, bbox.width, bbox.height)?;
         self.target_w = bbox.width;
         self.target_h = bbox.height;
         self.center_x = cx;
         self.center_y = cy;
         self.lost = false;
-        self.train(frame, cx, cy, self.params.interp_factor)
+        self.train_extracted(self.params.interp_factor)
     }
 
     /// Tracks the target into `frame`: detects, and while the PSR stays at least `psr_lost`
