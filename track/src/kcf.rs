@@ -109,7 +109,8 @@ impl Tracker for KcfTracker {
             .map_err(|e| anyhow!("KCF update: {e}"))?;
         Ok(TrackOutput {
             bbox: out.bbox,
-            confidence: out.psr,
+            // The peak-to-sidelobe ratio (unbounded; about 10–80 on target), 0 when lost.
+            confidence: if out.bbox.is_some() { out.psr } else { 0.0 },
             detections: Vec::new(),
         })
     }
