@@ -19,6 +19,8 @@
 //! * [`edgeboxes`]: EdgeBoxes object proposals (Zitnick & Dollár) on a Sobel edge map, with
 //!   per-frame box constraints and border background suppression (KCFDP's scale and aspect
 //!   search).
+//! * [`tld`], [`kcf`]: trackers (TLD; KCF, the kernelised correlation filter, with its FFT and
+//!   FHOG features), each living in one caller workspace.
 //!
 //! Nothing here allocates: functions that need working memory take a `&mut [T]` scratch slice and
 //! publish the length they need (`*_scratch_len`). Errors are values ([`Error`]), never panics,
@@ -35,6 +37,7 @@ pub mod filter;
 pub mod geometry;
 pub mod image;
 pub mod integral;
+pub mod kcf;
 pub mod pixel;
 pub mod pyramid;
 pub mod resize;

@@ -1,5 +1,5 @@
 //! The std-side tracking toolkit of libmvision: everything around a tracker that a benchmark or a
-//! demo needs, so that each tracker (TLD, later KCF) plugs in by implementing one trait.
+//! demo needs, so that each tracker (TLD, KCF) plugs in by implementing one trait.
 //!
 //! The layers, bottom up:
 //!
@@ -14,6 +14,7 @@
 //!   defines them;
 //! * [`output`], [`draw`], [`plot`]: OTB result files and JSON summaries, annotated frames (PNG
 //!   and GIF), and OTB precision/success plots (PNG, with an embedded font);
+//! * [`tld`], [`kcf`]: adapters from the core's trackers to [`Tracker`];
 //! * [`registry`]: trackers by name, for the command-line tool; [`baseline`] holds the
 //!   `static` lower-bound tracker.
 
@@ -23,6 +24,7 @@
 pub mod baseline;
 pub mod draw;
 pub mod frame;
+pub mod kcf;
 pub mod metrics;
 pub mod output;
 pub mod plot;

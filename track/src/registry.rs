@@ -4,13 +4,15 @@
 use anyhow::{bail, Result};
 
 use crate::baseline::StaticTracker;
+use crate::kcf::KcfTracker;
 use crate::tld::TldTracker;
 use crate::Tracker;
 
-/// The names [`make_tracker`] accepts, in the order tools list them: `tld` (Kalal et al.) and
-/// `static` (the initial box on every frame: a lower bound, see [`crate::baseline`]).
+/// The names [`make_tracker`] accepts, in the order tools list them: `tld` (Kalal et al.), `kcf`
+/// (Henriques et al.) and `static` (the initial box on every frame: a lower bound, see
+/// [`crate::baseline`]).
 pub fn tracker_names() -> &'static [&'static str] {
-    &["tld", "static"]
+    &["tld", "kcf", "static"]
 }
 
 /// A new tracker called `name` (case-insensitive) for frames of `width × height` pixels.
@@ -21,6 +23,7 @@ pub fn tracker_names() -> &'static [&'static str] {
 pub fn make_tracker(name: &str, width: usize, height: usize) -> Result<Box<dyn Tracker>> {
     match name.to_ascii_lowercase().as_str() {
         "tld" => Ok(Box::new(TldTracker::new(width, height)?)),
+        "kcf" => Ok(Box::new(KcfTracker::new(width, height)?)),
         "static" => Ok(Box::new(StaticTracker::new())),
         _ => bail!(
             "unknown tracker '{name}': known trackers are {}",

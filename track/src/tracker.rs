@@ -14,7 +14,7 @@ pub struct TrackOutput {
     /// view, occluded, lost).
     pub bbox: Option<RectF>,
     /// The tracker's confidence in `bbox`, in the tracker's own scale (TLD: conservative
-    /// similarity in `[0, 1]`); 0 when absent or unknown.
+    /// similarity in `[0, 1]`; KCF: peak-to-sidelobe ratio); 0 when absent or unknown.
     pub confidence: f32,
     /// Other candidate boxes in pixels (for example the detector's), for drawing only; may be
     /// empty.
