@@ -14,7 +14,8 @@
 //!   defines them;
 //! * [`output`], [`draw`], [`plot`]: OTB result files and JSON summaries, annotated frames (PNG
 //!   and GIF), and OTB precision/success plots (PNG, with an embedded font);
-//! * [`tld`], [`kcf`]: adapters from the core's trackers to [`Tracker`];
+//! * [`tld`], [`kcf`]: adapters from the core's trackers (TLD, KCF, KCFDP) to [`Tracker`], each
+//!   owning its core tracker's workspace (`workspace`, the crate's only `unsafe`);
 //! * [`registry`]: trackers by name, for the command-line tool; [`baseline`] holds the
 //!   `static` lower-bound tracker.
 
@@ -34,6 +35,7 @@ pub mod sequence;
 pub mod synthetic;
 pub mod tld;
 pub mod tracker;
+mod workspace;
 
 pub use frame::Frame;
 pub use metrics::Scores;

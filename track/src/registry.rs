@@ -4,15 +4,15 @@
 use anyhow::{bail, Result};
 
 use crate::baseline::StaticTracker;
-use crate::kcf::KcfTracker;
+use crate::kcf::{KcfDpTracker, KcfTracker};
 use crate::tld::TldTracker;
 use crate::Tracker;
 
 /// The names [`make_tracker`] accepts, in the order tools list them: `tld` (Kalal et al.), `kcf`
-/// (Henriques et al.) and `static` (the initial box on every frame: a lower bound, see
+/// (Henriques et al.), `kcfdp` (KCF with EdgeBoxes proposals, SEEDS.md 003) and `static` (the initial box on every frame: a lower bound, see
 /// [`crate::baseline`]).
 pub fn tracker_names() -> &'static [&'static str] {
-    &["tld", "kcf", "static"]
+    &["tld", "kcf", "kcfdp", "static"]
 }
 
 /// A new tracker called `name` (case-insensitive) for frames of `width × height` pixels.
@@ -24,6 +24,7 @@ pub fn make_tracker(name: &str, width: usize, height: usize) -> Result<Box<dyn T
     match name.to_ascii_lowercase().as_str() {
         "tld" => Ok(Box::new(TldTracker::new(width, height)?)),
         "kcf" => Ok(Box::new(KcfTracker::new(width, height)?)),
+        "kcfdp" => Ok(Box::new(KcfDpTracker::new(width, height)?)),
         "static" => Ok(Box::new(StaticTracker::new())),
         _ => bail!(
             "unknown tracker '{name}': known trackers are {}",

@@ -1,31 +1,18 @@
 //! Adapter from the core's TLD tracker ([`mvision_core::tld::Tld`]) to [`Tracker`]: the core
-//! tracker lives in a caller workspace; here that workspace is one heap block owned by the
-//! adapter, allocated once at creation. The only `unsafe` of this crate is here: the core
-//! tracker borrows that block for as long as the adapter lives (a self-reference), so the block
-//! is held as a raw pointer and freed after the tracker in `drop`.
-#![allow(unsafe_code)]
+//! tracker lives in one heap block owned by the adapter (`workspace`), allocated once
+//! at creation.
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use mvision_core::tld::{workspace_len, Tld, TldParams};
 use mvision_core::Rect;
 
+use crate::workspace::OwnedWorkspace;
 use crate::{Frame, TrackOutput, Tracker};
 
 /// TLD (Kalal et al., TPAMI 2012; OpenTLD's defaults, see [`TldParams`]) as a [`Tracker`].
+#[derive(Debug)]
 pub struct TldTracker {
-    /// The core tracker, borrowing `workspace` for `'static` (see [`TldTracker::new`]); always
-    /// `Some` until `drop`, which drops it before the workspace.
-    tld: Option<Tld<'static>>,
-    /// The workspace block, from `Box::into_raw`; freed in `drop`.
-    workspace: *mut [u8],
-}
-
-impl std::fmt::Debug for TldTracker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TldTracker")
-            .field("tld", &self.tld)
-            .finish()
-    }
+    tld: OwnedWorkspace<Tld<'static>>,
 }
 
 impl TldTracker {
@@ -42,41 +29,10 @@ impl TldTracker {
     /// # Errors
     /// Parameters out of range, a frame size the core cannot take, or no memory.
     pub fn with_params(params: &TldParams, width: usize, height: usize) -> Result<Self> {
-        let len = workspace_len(params, width, height)
-            .map_err(|e| anyhow!("TLD for {width}x{height} frames: {e}"))?;
-        let mut block = Vec::new();
-        block
-            .try_reserve_exact(len)
-            .with_context(|| format!("TLD workspace of {len} bytes"))?;
-        block.resize(len, 0u8);
-        let workspace = Box::into_raw(block.into_boxed_slice());
-        // SAFETY: `workspace` comes from `Box::into_raw` and is only freed in `drop`, after the
-        // tracker borrowing it has been dropped; nothing else accesses the block meanwhile.
-        let slice: &'static mut [u8] = unsafe { &mut *workspace };
-        match Tld::new(params, width, height, slice) {
-            Ok(tld) => Ok(Self {
-                tld: Some(tld),
-                workspace,
-            }),
-            Err(e) => {
-                // SAFETY: as above; the failed `Tld::new` kept no borrow.
-                drop(unsafe { Box::from_raw(workspace) });
-                Err(anyhow!("TLD for {width}x{height} frames: {e}"))
-            }
-        }
-    }
-
-    fn tld(&mut self) -> &mut Tld<'static> {
-        self.tld.as_mut().expect("the tracker exists until drop")
-    }
-}
-
-impl Drop for TldTracker {
-    fn drop(&mut self) {
-        // The tracker (the borrow of the block) ends here, before the block is freed.
-        self.tld = None;
-        // SAFETY: from `Box::into_raw` in `new`; the only borrow (the tracker) is gone.
-        drop(unsafe { Box::from_raw(self.workspace) });
+        let what = format!("TLD for {width}x{height} frames");
+        let len = workspace_len(params, width, height).map_err(|e| anyhow!("{what}: {e}"))?;
+        let tld = OwnedWorkspace::new(len, &what, |ws| Tld::new(params, width, height, ws))?;
+        Ok(Self { tld })
     }
 }
 
@@ -86,13 +42,14 @@ impl Tracker for TldTracker {
     }
 
     fn init(&mut self, frame: &Frame, bbox: Rect) -> Result<()> {
-        self.tld()
+        self.tld
+            .get()
             .init(&frame.gray(), bbox)
             .map_err(|e| anyhow!("TLD init with box {bbox:?}: {e}"))
     }
 
     fn update(&mut self, frame: &Frame) -> Result<TrackOutput> {
-        let tld = self.tld();
+        let tld = self.tld.get();
         let out = tld
             .update(&frame.gray())
             .map_err(|e| anyhow!("TLD update: {e}"))?;

@@ -201,7 +201,8 @@ impl BoxConstraints {
 }
 
 /// One proposal.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
 pub struct Proposal {
     /// The box in pixels, relative to the window passed to [`EdgeBoxes::propose`] (inside it).
     pub bbox: Rect,

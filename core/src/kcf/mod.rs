@@ -14,15 +14,18 @@
 //!   every target.
 //! * [`features`]: FHOG and gray features of a resampled patch.
 //! * [`tracker`]: the tracker object, [`Kcf`].
+//! * [`dp`]: KCFDP, KCF with EdgeBoxes proposals for scale and aspect ratio, [`KcfDp`].
 //!
 //! Colour names (van de Weijer et al.'s 11-colour `w2c` lookup table, the thesis' 42-channel
 //! variant) are not included: the table (32 768 × 11 values) is distributed with the authors'
 //! MATLAB code without a stated licence, and no crate on crates.io carries it; it is not
 //! available offline here. [`KcfFeatures`] has room for a variant once a licensed copy exists.
 
+pub mod dp;
 pub mod features;
 pub mod fft;
 pub mod tracker;
 
+pub use dp::{KcfDp, KcfDpParams};
 pub use features::{Frame, KcfFeatures};
 pub use tracker::{workspace_len, Kcf, KcfDetection, KcfOutput, KcfParams};

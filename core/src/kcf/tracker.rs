@@ -815,6 +815,24 @@ impl<'a> Kcf<'a> {
         self.train_extracted(self.params.interp_factor)
     }
 
+    /// Reports the target lost, as [`Kcf::update`] does when the PSR falls below `psr_lost`:
+    /// the model freezes and [`Kcf::detect`] searches the expanded area until [`Kcf::learn`]
+    /// (or an update whose PSR reaches `psr_found`). For callers that drive the tracker through
+    /// `detect`/`learn` (KCFDP).
+    pub fn report_lost(&mut self) {
+        self.lost = true;
+    }
+
+    /// The PSR a detection needs to count as the target: `psr_found` while lost (hysteresis),
+    /// else `psr_lost`.
+    pub fn psr_threshold(&self) -> f32 {
+        if self.lost {
+            self.params.psr_found
+        } else {
+            self.params.psr_lost
+        }
+    }
+
     /// Tracks the target into `frame`: detects, and while the PSR stays at least `psr_lost`
     /// (or, when lost, reaches `psr_found`) moves the target and learns; otherwise reports it
     /// lost, does not learn, and keeps searching around the last position over an expanded
@@ -825,12 +843,7 @@ impl<'a> Kcf<'a> {
     pub fn update(&mut self, frame: &Frame<'_>) -> Result<KcfOutput> {
         self.check_ready(frame)?;
         let (x, y, p) = self.search(frame)?;
-        let threshold = if self.lost {
-            self.params.psr_found
-        } else {
-            self.params.psr_lost
-        };
-        if p.psr < threshold {
+        if p.psr < self.psr_threshold() {
             self.lost = true;
             return Ok(KcfOutput {
                 bbox: None,
