@@ -6,32 +6,13 @@
 
 mod common;
 
-use mvision_track::metrics::Scores;
-use mvision_track::tld::TldTracker;
-use mvision_track::{
-    run_sequence, FolderSequence, RectF, RunOptions, RunResult, Sequence, SyntheticParams,
-    SyntheticSequence,
-};
-
-fn run(sequence: &dyn Sequence, init: Option<RectF>) -> RunResult {
-    let (w, h) = sequence.size();
-    let mut tld = TldTracker::new(w, h).unwrap();
-    let options = RunOptions {
-        init,
-        max_frames: None,
-        progress: false,
-    };
-    run_sequence(&mut tld, sequence, &options).unwrap()
-}
-
-fn scores(result: &RunResult) -> &Scores {
-    result.scores.as_ref().expect("ground truth exists")
-}
+use common::{check_real_clips, run, scores};
+use mvision_track::{RectF, Sequence, SyntheticParams, SyntheticSequence};
 
 #[test]
 fn generated_sequence() {
     let seq = SyntheticSequence::new(SyntheticParams::default()).unwrap();
-    let result = run(&seq, None);
+    let result = run("tld", &seq, None);
     let s = scores(&result);
     eprintln!(
         "generated: AUC {:.3}, precision@20 {:.3}",
@@ -56,7 +37,7 @@ fn generated_sequence() {
             1.1 * g.height,
         ),
     ] {
-        let r = run(&seq, Some(init.round().to_f32()));
+        let r = run("tld", &seq, Some(init.round().to_f32()));
         let auc = scores(&r).success_auc();
         eprintln!("generated, init {init:?}: AUC {auc:.3}");
         assert!(auc > 0.55, "init {init:?}: AUC {auc:.3}");
@@ -65,36 +46,17 @@ fn generated_sequence() {
 
 #[test]
 fn real_clips_pooled_and_per_clip() {
-    let Some(dir) = common::real_clips("TLD regression on the real clips") else {
-        return;
-    };
-    // (clip, measured AUC, threshold).
-    let clips = [
-        ("01_david", 0.434, 0.30),
-        ("02_jumping", 0.577, 0.40),
-        ("03_pedestrian1", 0.181, 0.10),
-        ("06_car", 0.631, 0.50),
-    ];
-    let mut all = Vec::new();
-    for (name, measured, threshold) in clips {
-        let seq = FolderSequence::open(&dir.join(name)).unwrap();
-        let result = run(&seq, None);
-        let auc = scores(&result).success_auc();
-        eprintln!(
-            "{name}: AUC {auc:.3} (measured {measured}), precision@20 {:.3}, {:.0} FPS",
-            scores(&result).precision20(),
-            result.fps()
-        );
-        assert!(auc > threshold, "{name}: AUC {auc:.3} ≤ {threshold}");
-        all.push(result.scores.unwrap());
-    }
-    let pooled = Scores::pooled(&all);
-    eprintln!(
-        "pooled: AUC {:.3}, precision@20 {:.3}",
-        pooled.success_auc(),
-        pooled.precision20()
+    // (clip, measured AUC, threshold). Pooled measured: AUC 0.524, precision@20 0.736 (OpenCV
+    // 4.10's TLD: 0.360 / 0.642).
+    check_real_clips(
+        "tld",
+        &[
+            ("01_david", 0.434, 0.30),
+            ("02_jumping", 0.577, 0.40),
+            ("03_pedestrian1", 0.181, 0.10),
+            ("06_car", 0.631, 0.50),
+        ],
+        0.46,
+        0.65,
     );
-    // Measured: AUC 0.524, precision@20 0.736 (OpenCV 4.10's TLD: 0.360 / 0.642).
-    assert!(pooled.success_auc() > 0.46, "{:.3}", pooled.success_auc());
-    assert!(pooled.precision20() > 0.65, "{:.3}", pooled.precision20());
 }
