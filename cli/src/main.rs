@@ -125,8 +125,9 @@ success_auc, precision20 - null without ground truth - and more).
 
 --out DIR writes DIR/<sequence>_<tracker>.txt, one x,y,w,h row per frame (NaN,NaN,NaN,NaN when
 absent). --save-gif / --save-frames draw the result (red), the ground truth (green) and with
---draw-detections the detections (light blue). Trackers: tld, kcf, and static (reports the
-initial box on every frame: the lower bound any tracker should beat).";
+--draw-detections the detections (light blue). Trackers: tld, kcf, kcfdp (KCF with EdgeBoxes
+proposals: follows scale and aspect-ratio change) and static (reports the initial box on every
+frame: the lower bound any tracker should beat).";
 
 const EVAL_LONG_ABOUT: &str = "\
 Evaluate trackers on OTB sequences.
@@ -220,7 +221,7 @@ struct DemoArgs {
     /// Frames of the generated tracking sequence (320x240).
     #[arg(long, value_name = "N", default_value_t = 300)]
     track_frames: usize,
-    /// Tracker of the tracking part (tld, kcf, or static: the initial box on every frame).
+    /// Tracker of the tracking part (tld, kcf, kcfdp, or static: the initial box on every frame).
     #[arg(long, value_name = "NAME", default_value = "tld")]
     tracker: String,
 }
