@@ -163,7 +163,8 @@ typedef uint32_t mv_backend;
 typedef uint32_t mv_pixel_format;
 
 /**
- * A caller-owned single-channel image. The library never frees or keeps `data`.
+ * A caller-owned image: one channel, or packed RGB (`MV_PIXEL_RGB8`, accepted by few functions).
+ * The library never frees or keeps `data`.
  */
 typedef struct mv_image {
   /**
@@ -183,7 +184,8 @@ typedef struct mv_image {
    */
   uint32_t height;
   /**
-   * Bytes between the starts of consecutive rows; a multiple of the pixel size.
+   * Bytes between the starts of consecutive rows; a multiple of the pixel size (any value
+   * for `MV_PIXEL_RGB8`).
    */
   size_t stride;
   /**
@@ -474,6 +476,13 @@ typedef struct mv_rectf {
  * 32-bit float.
  */
 #define MV_PIXEL_F32 6
+
+/**
+ * Packed 8-bit RGB: 3 bytes a pixel (R, G, B), no alignment requirement. Accepted by
+ * `mv_image_init`, `mv_image_roi`, `mv_pixel_format_size` and the KCF trackers (`mv_kcf_*`);
+ * every other function returns `MV_STATUS_UNSUPPORTED_FORMAT` for it.
+ */
+#define MV_PIXEL_RGB8 7
 
 /**
  * Repeat the edge pixel: `aaa|abcd|ddd`.
