@@ -192,6 +192,38 @@ fn layout(im: &mv_image) -> Result<usize, mv_status> {
     Ok(bytes)
 }
 
+/// A validated `MV_PIXEL_RGB8` image: its bytes (`stride·(height−1) + 3·width`), size in
+/// pixels and stride in bytes.
+pub(crate) struct Rgb8<'a> {
+    pub data: &'a [u8],
+    pub width: usize,
+    pub height: usize,
+    pub stride: usize,
+}
+
+/// Validates `*img` as an `MV_PIXEL_RGB8` image (`MV_STATUS_UNSUPPORTED_FORMAT` for another
+/// format).
+///
+/// # Safety
+/// `img` NULL or a readable `mv_image` whose pixels stay readable for `'a` and are not written
+/// meanwhile.
+pub(crate) unsafe fn check_rgb8<'a>(img: *const mv_image) -> Result<Rgb8<'a>, mv_status> {
+    non_null(img)?;
+    // SAFETY: non-null, and the caller guarantees it points to an mv_image.
+    let im = unsafe { *img };
+    let bytes = layout(&im)?;
+    if im.format != MV_PIXEL_RGB8 {
+        return Err(MV_STATUS_UNSUPPORTED_FORMAT);
+    }
+    Ok(Rgb8 {
+        // SAFETY: the range was validated by layout; the caller guarantees it stays readable.
+        data: unsafe { std::slice::from_raw_parts(im.data as *const u8, bytes) },
+        width: im.width as usize,
+        height: im.height as usize,
+        stride: im.stride,
+    })
+}
+
 /// `Err(MV_STATUS_OVERLAP)` if any two outputs share memory.
 pub(crate) fn disjoint_outputs(outputs: &[&Checked]) -> Result<(), mv_status> {
     for (i, a) in outputs.iter().enumerate() {

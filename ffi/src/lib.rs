@@ -10,8 +10,8 @@
 //!
 //! One module per C "class": [`status`], [`image`], [`geometry`], [`filter`], [`integral`],
 //! [`resample`], [`context`], [`buffer`] (device-resident images and `mv_submit_*`), [`tld`]
-//! (the TLD tracker); [`mod@panic`] holds the boundary guard, `tracker_handle` the trackers'
-//! handle-in-workspace layout.
+//! (the TLD tracker), [`kcf`] (the KCF and KCFDP trackers); [`mod@panic`] holds the boundary
+//! guard, `tracker_handle` the trackers' handle-in-workspace layout.
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
 
@@ -21,6 +21,7 @@ pub mod filter;
 pub mod geometry;
 pub mod image;
 pub mod integral;
+pub mod kcf;
 pub mod panic;
 pub mod resample;
 pub mod status;
