@@ -26,6 +26,11 @@
 
 
 /**
+ * Number of reserved `uint32_t` slots at the end of `mv_kcf_params`.
+ */
+#define MV_KCF_PARAMS_RESERVED 8
+
+/**
  * Number of reserved `uint32_t` slots at the end of `mv_tld_params`.
  */
 #define MV_TLD_PARAMS_RESERVED 7
@@ -146,6 +151,13 @@ typedef struct mv_buffer mv_buffer;
 typedef struct mv_context mv_context;
 
 /**
+ * A KCF or KCFDP tracker for frames of one size. Opaque; create with `mv_kcf_create_in` or
+ * `mv_kcf_create`, free with `mv_kcf_destroy`. Not thread-safe: one call at a time per
+ * tracker (different trackers may run on different threads).
+ */
+typedef struct mv_kcf mv_kcf;
+
+/**
  * A TLD tracker for frames of one size. Opaque; create with `mv_tld_create_in` or
  * `mv_tld_create`, free with `mv_tld_destroy`. Not thread-safe: one call at a time per
  * tracker (different trackers may run on different threads).
@@ -163,7 +175,8 @@ typedef uint32_t mv_backend;
 typedef uint32_t mv_pixel_format;
 
 /**
- * A caller-owned single-channel image. The library never frees or keeps `data`.
+ * A caller-owned image: one channel, or packed RGB (`MV_PIXEL_RGB8`, accepted by few functions).
+ * The library never frees or keeps `data`.
  */
 typedef struct mv_image {
   /**
@@ -183,7 +196,8 @@ typedef struct mv_image {
    */
   uint32_t height;
   /**
-   * Bytes between the starts of consecutive rows; a multiple of the pixel size.
+   * Bytes between the starts of consecutive rows; a multiple of the pixel size (any value
+   * for `MV_PIXEL_RGB8`).
    */
   size_t stride;
   /**
@@ -233,6 +247,173 @@ typedef struct mv_rect {
    */
   int32_t height;
 } mv_rect;
+
+/**
+ * Which tracker an `mv_kcf` runs (one of the `MV_KCF_MODE_*` constants).
+ */
+typedef uint32_t mv_kcf_mode;
+
+/**
+ * Features the correlation filter uses (one of the `MV_KCF_FEATURES_*` constants).
+ */
+typedef uint32_t mv_kcf_features;
+
+/**
+ * Parameters of the KCF and KCFDP trackers. Always start from `mv_kcf_params_init`, which
+ * writes the defaults of a mode (noted per field), then change fields.
+ *
+ * `mode` chooses the tracker; 0 (and any other value) is invalid, which catches a struct that
+ * was never initialised. The `kcf` fields drive both modes; the `dp_` (KCFDP) and `eb_`
+ * (EdgeBoxes, the proposal generator) fields act in `MV_KCF_MODE_KCFDP` only, but are
+ * validated in both modes, so a struct valid for one mode stays valid after switching `mode`.
+ * The other EdgeBoxes settings are fixed at their defaults (NMS adaptation η = 1, edge
+ * grouping thresholds 0.1 / 0.5 / 0.5, affinity γ = 2).
+ *
+ * ABI evolution: the struct has a fixed size; future parameters take `reserved` slots, with
+ * 0 meaning "the default". The `reserved` slots must be 0 (`mv_kcf_params_init` zeroes them);
+ * anything else gives `MV_STATUS_INVALID_ARGUMENT`.
+ *
+ * Every function that takes parameters validates all of them: a value outside its range (NaN
+ * included) gives `MV_STATUS_INVALID_ARGUMENT`.
+ */
+typedef struct mv_kcf_params {
+  /**
+   * `MV_KCF_MODE_KCF` or `MV_KCF_MODE_KCFDP` (as given to `mv_kcf_params_init`).
+   */
+  mv_kcf_mode mode;
+  /**
+   * One of the `MV_KCF_FEATURES_*` constants (`MV_KCF_FEATURES_FHOG_GRAY`).
+   */
+  mv_kcf_features features;
+  /**
+   * Context around the target: the window is `1 + padding` times the target, 0–10 (1.5).
+   */
+  float padding;
+  /**
+   * Ridge-regression regulariser λ, finite and > 0 (1e-4).
+   */
+  float lambda;
+  /**
+   * Bandwidth σ of the Gaussian kernel, finite and > 0 (0.5).
+   */
+  float kernel_sigma;
+  /**
+   * Label σ as a fraction of the target's size in cells, finite and > 0 (0.06).
+   */
+  float output_sigma_factor;
+  /**
+   * Learning rate of the model update, in `(0, 1]` (0.01).
+   */
+  float interp_factor;
+  /**
+   * FHOG cell side, template pixels, 1–16 (4).
+   */
+  uint32_t cell_px;
+  /**
+   * The correlation grid has `template_cells²` cells; a power of two, 4–64 (16). The
+   * workspace size grows with its square.
+   */
+  uint32_t template_cells;
+  /**
+   * Peak-to-sidelobe ratio below which the target is reported lost, finite and ≥ 0 (5).
+   */
+  float psr_lost;
+  /**
+   * PSR from which a lost target is found again, finite and ≥ `psr_lost` (10).
+   */
+  float psr_found;
+  /**
+   * While lost, the search covers this many times the window on each axis, 1–2.5 (2).
+   */
+  float search_expand_lost;
+  /**
+   * KCFDP: the proposal window is this many times the KCF box, about its centre, 1–4 (1.4).
+   */
+  float dp_window_scale;
+  /**
+   * KCFDP: the proposal window is resampled so its longer side is at most this, pixels;
+   * 16 to `eb_max_window_px` (128).
+   */
+  uint32_t dp_proposal_window_px;
+  /**
+   * KCFDP: proposals are kept when their IoU with the KCF box is at least this, in `[0, 1]`
+   * (0.75)…
+   */
+  float dp_iou_min;
+  /**
+   * …and at most this, in `[dp_iou_min, 1]` (0.9).
+   */
+  float dp_iou_max;
+  /**
+   * KCFDP: most kept proposals re-scored by the filter per frame, 1–1000 (20).
+   */
+  uint32_t dp_max_rescored;
+  /**
+   * KCFDP: fraction of the way the box moves towards a better proposal, in `[0, 1]` (0.7).
+   */
+  float dp_damping;
+  /**
+   * EdgeBoxes: sliding-window step (IoU of neighbouring windows), in `(0, 1)` (0.65).
+   */
+  float eb_alpha;
+  /**
+   * EdgeBoxes: NMS threshold, in `(0, 1]` (0.75).
+   */
+  float eb_beta;
+  /**
+   * EdgeBoxes: boxes scoring below this are dropped, finite and ≥ 0 (5e-4).
+   */
+  float eb_min_score;
+  /**
+   * EdgeBoxes: most proposals per frame, 1–10 000 (1000). The workspace grows with it.
+   */
+  uint32_t eb_max_boxes;
+  /**
+   * EdgeBoxes: exponent κ of the box-size normaliser, in `[0, 4]` (1.4).
+   */
+  float eb_kappa;
+  /**
+   * EdgeBoxes: 1 damps edge groups touching the window border, 0 does not; other values are
+   * invalid (1).
+   */
+  uint32_t eb_background_suppression;
+  /**
+   * EdgeBoxes: the largest window side handled, pixels, 16–1024 (256). The workspace grows
+   * with its square.
+   */
+  uint32_t eb_max_window_px;
+  /**
+   * EdgeBoxes: refine only the best this many boxes; 0 refines every box (0).
+   */
+  uint32_t eb_max_refined;
+  /**
+   * Must be 0 (see the struct documentation).
+   */
+  uint32_t reserved[MV_KCF_PARAMS_RESERVED];
+} mv_kcf_params;
+
+/**
+ * An axis-aligned rectangle in pixels with sub-pixel coordinates: top-left corner `(x, y)`,
+ * `width × height`. A width or height that is not positive means empty.
+ */
+typedef struct mv_rectf {
+  /**
+   * Left edge in pixels.
+   */
+  float x;
+  /**
+   * Top edge in pixels.
+   */
+  float y;
+  /**
+   * Width in pixels.
+   */
+  float width;
+  /**
+   * Height in pixels.
+   */
+  float height;
+} mv_rectf;
 
 /**
  * Parameters of the TLD tracker. Always start from `mv_tld_params_init`, which writes the
@@ -403,29 +584,6 @@ typedef struct mv_tld_params {
 } mv_tld_params;
 
 /**
- * An axis-aligned rectangle in pixels with sub-pixel coordinates: top-left corner `(x, y)`,
- * `width × height`. A width or height that is not positive means empty.
- */
-typedef struct mv_rectf {
-  /**
-   * Left edge in pixels.
-   */
-  float x;
-  /**
-   * Top edge in pixels.
-   */
-  float y;
-  /**
-   * Width in pixels.
-   */
-  float width;
-  /**
-   * Height in pixels.
-   */
-  float height;
-} mv_rectf;
-
-/**
  * The CPU backend (always available): the reference implementation.
  */
 #define MV_BACKEND_CPU 1
@@ -476,6 +634,13 @@ typedef struct mv_rectf {
 #define MV_PIXEL_F32 6
 
 /**
+ * Packed 8-bit RGB: 3 bytes a pixel (R, G, B), no alignment requirement. Accepted by
+ * `mv_image_init`, `mv_image_roi`, `mv_pixel_format_size` and the KCF trackers (`mv_kcf_*`);
+ * every other function returns `MV_STATUS_UNSUPPORTED_FORMAT` for it.
+ */
+#define MV_PIXEL_RGB8 7
+
+/**
  * Repeat the edge pixel: `aaa|abcd|ddd`.
  */
 #define MV_BORDER_REPLICATE 0
@@ -489,6 +654,31 @@ typedef struct mv_rectf {
  * A constant value outside the image.
  */
 #define MV_BORDER_CONSTANT 2
+
+/**
+ * KCF alone: the box follows the target's position at its initial size.
+ */
+#define MV_KCF_MODE_KCF 1
+
+/**
+ * KCFDP: KCF plus EdgeBoxes proposals, so the box also follows scale and aspect ratio.
+ */
+#define MV_KCF_MODE_KCFDP 2
+
+/**
+ * FHOG only (31 channels).
+ */
+#define MV_KCF_FEATURES_FHOG 1
+
+/**
+ * Mean-subtracted gray only (1 channel; the original KCF's raw-pixel variant).
+ */
+#define MV_KCF_FEATURES_GRAY 2
+
+/**
+ * FHOG and gray (32 channels; the default).
+ */
+#define MV_KCF_FEATURES_FHOG_GRAY 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -993,6 +1183,133 @@ mv_status mv_integral_window_stats(const struct mv_image *sum,
                                    struct mv_rect rect,
                                    double *out_mean,
                                    double *out_variance);
+
+/**
+ * Writes the default parameters of `mode` (`MV_KCF_MODE_KCF` or `MV_KCF_MODE_KCFDP`; each
+ * default is noted in `mv_kcf_params`) into `*out`, with `reserved` zeroed. The defaults of
+ * the two modes differ only in `mode`.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `out` is NULL; `MV_STATUS_INVALID_ARGUMENT` for another
+ * mode.
+ *
+ * # Safety
+ * `out` must be NULL or writable.
+ */
+mv_status mv_kcf_params_init(struct mv_kcf_params *out, mv_kcf_mode mode);
+
+/**
+ * The bytes of workspace `mv_kcf_create_in` needs for `width × height` frames with `*params`,
+ * into `*out_size`: everything the tracker keeps, its handle included, for any workspace
+ * alignment and any initial box. A pure function of its arguments (the same on every call in a
+ * given build of the library). It depends on the mode and the parameters, not on the frame
+ * size; with the defaults about 0.27 MB (KCF) and 7.4 MB (KCFDP, mostly EdgeBoxes' storage for
+ * `eb_max_window_px`² windows and `eb_max_boxes` proposals).
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `params` or `out_size` is NULL; the parameter errors of
+ * `mv_kcf_params`; `MV_STATUS_ZERO_SIZE` for a zero width or height;
+ * `MV_STATUS_INVALID_ARGUMENT` for a side above 65 535 px; `MV_STATUS_OVERFLOW` if the size
+ * does not fit `size_t`.
+ *
+ * # Safety
+ * `params` NULL or readable; `out_size` NULL or writable.
+ */
+mv_status mv_kcf_workspace_size(const struct mv_kcf_params *params,
+                                uint32_t width,
+                                uint32_t height,
+                                size_t *out_size);
+
+/**
+ * Creates an uninitialised tracker for `width × height` frames inside the caller's `workspace`
+ * (`size` bytes, at least `mv_kcf_workspace_size`; any alignment) and writes its handle into
+ * `*out`. Allocates nothing. The workspace belongs to the tracker until `mv_kcf_destroy`:
+ * do not read, write or free it before, and free it yourself after (the handle points into
+ * it). On error nothing is written, neither `*out` nor the workspace.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `workspace`, `params` or `out` is NULL; the errors of
+ * `mv_kcf_workspace_size`; `MV_STATUS_BUFFER_TOO_SMALL` if `size` is below it.
+ *
+ * # Safety
+ * `workspace` NULL or writable for `size` bytes and not used by anything else until the
+ * tracker is destroyed; `params` NULL or readable; `out` NULL or writable.
+ */
+mv_status mv_kcf_create_in(void *workspace,
+                           size_t size,
+                           const struct mv_kcf_params *params,
+                           uint32_t width,
+                           uint32_t height,
+                           struct mv_kcf **out);
+
+/**
+ * As `mv_kcf_create_in`, with a workspace the library allocates (one block of
+ * `mv_kcf_workspace_size` bytes) and `mv_kcf_destroy` frees.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `params` or `out` is NULL; the errors of
+ * `mv_kcf_workspace_size`; `MV_STATUS_OUT_OF_MEMORY` if the allocation fails.
+ *
+ * # Safety
+ * `params` NULL or readable; `out` NULL or writable.
+ */
+mv_status mv_kcf_create(const struct mv_kcf_params *params,
+                        uint32_t width,
+                        uint32_t height,
+                        struct mv_kcf **out);
+
+/**
+ * Starts tracking the object inside `bbox` (pixels, sub-pixel, entirely inside `frame`) and
+ * trains the filter on it. May be called again to restart on a new object (the model is
+ * reset). The box is `mv_rectf` so that a box `mv_kcf_update` returned can restart a tracker
+ * unrounded; an `mv_rect` `r` converts as `{r.x, r.y, r.width, r.height}`.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `kcf` or `frame` is NULL; the `mv_image` errors for
+ * `frame` (see `mv_image_init`); `MV_STATUS_UNSUPPORTED_FORMAT` unless `frame` is
+ * `MV_PIXEL_U8` or `MV_PIXEL_RGB8`; `MV_STATUS_SIZE_MISMATCH` for a frame of another size than
+ * the tracker's; `MV_STATUS_ZERO_SIZE` for an empty box (width or height ≤ 0);
+ * `MV_STATUS_OUT_OF_BOUNDS` for a box not entirely inside the frame or with a non-finite
+ * coordinate; `MV_STATUS_INVALID_ARGUMENT` for a box so small (subnormal sides) that its
+ * sampling scale underflows.
+ * After `MV_STATUS_INVALID_ARGUMENT` the tracker is uninitialised; after any other error it
+ * is unchanged.
+ *
+ * # Safety
+ * `kcf` NULL or live; `frame` NULL or a readable `mv_image` whose pixels do not overlap the
+ * tracker's workspace.
+ */
+mv_status mv_kcf_init(struct mv_kcf *kcf, const struct mv_image *frame, struct mv_rectf bbox);
+
+/**
+ * Follows the target into the next `frame` (the tracker's size; gray and RGB frames may be
+ * mixed). On success writes `*out_found`: `true` with the target's box in `*out_box` (pixels,
+ * sub-pixel; it may extend past the frame edge; in KCF mode it keeps its initial size) and the
+ * detection's peak-to-sidelobe ratio in `*out_confidence` (≥ `psr_lost`; higher is a clearer
+ * match), or `false` when the target is lost (PSR below `psr_lost`: occluded, out of view,
+ * drifted) with `*out_box = {0, 0, 0, 0}` and `*out_confidence = 0`. A lost target is a
+ * success, not an error: keep calling `mv_kcf_update`; the tracker searches a wider area around
+ * the last position and reports the target found again once the PSR reaches `psr_found`.
+ *
+ * Allocates nothing.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `kcf`, `frame` or an output is NULL; the frame errors of
+ * `mv_kcf_init` (image, format, `MV_STATUS_SIZE_MISMATCH`); `MV_STATUS_NOT_INITIALIZED` before
+ * a successful `mv_kcf_init`. The tracker is unchanged on error.
+ *
+ * # Safety
+ * `kcf` NULL or live; `frame` as in `mv_kcf_init`; outputs NULL or writable.
+ */
+mv_status mv_kcf_update(struct mv_kcf *kcf,
+                        const struct mv_image *frame,
+                        struct mv_rectf *out_box,
+                        bool *out_found,
+                        float *out_confidence);
+
+/**
+ * Ends a tracker. Accepts NULL (does nothing). For `mv_kcf_create` trackers it frees the
+ * library's workspace; for `mv_kcf_create_in` trackers it frees nothing (the workspace is the
+ * caller's to free or reuse afterwards).
+ *
+ * # Safety
+ * `kcf` NULL or from `mv_kcf_create*` and not yet destroyed.
+ */
+void mv_kcf_destroy(struct mv_kcf *kcf);
 
 /**
  * The size of the next pyramid level of a `width × height` image: `(⌈w/2⌉, ⌈h/2⌉)`.

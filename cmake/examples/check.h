@@ -1,7 +1,7 @@
 /*
- * The checking harness shared by the C test suites (test_api.c, test_tld.c): counters, CHECK
- * macros that print file:line and status names, a context line for loops, and the sentinel
- * checks that prove a failing call left its outputs untouched. C99; functions are `static
+ * The checking harness shared by the C test suites (test_api.c, test_tld.c, test_kcf.c):
+ * counters, CHECK macros that print file:line and status names, a context line for loops, and
+ * the sentinel checks that prove a failing call left its outputs untouched. C99; functions are `static
  * inline` so a suite that does not use one gets no unused-function warning under -Werror.
  * Include it once, from the suite's .c file.
  */

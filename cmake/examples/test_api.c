@@ -194,7 +194,8 @@ static void test_pixel_format_size(void)
     CHECK_INT(mv_pixel_format_size(MV_PIXEL_U64), 8);
     CHECK_INT(mv_pixel_format_size(MV_PIXEL_F32), 4);
     CHECK_INT(mv_pixel_format_size(0), 0);
-    CHECK_INT(mv_pixel_format_size(7), 0);
+    CHECK_INT(mv_pixel_format_size(MV_PIXEL_RGB8), 3);
+    CHECK_INT(mv_pixel_format_size(8), 0);
     CHECK_INT(mv_pixel_format_size(UINT32_MAX), 0);
 }
 
@@ -323,7 +324,13 @@ static void test_image_init(void)
                  MV_STATUS_NULL_POINTER);
     CHECK_FAILS(MV_STATUS_NULL_POINTER, out, mv_image_init(NULL, 64, 4, 3, 0, MV_PIXEL_U8, &out));
     CHECK_FAILS(MV_STATUS_UNSUPPORTED_FORMAT, out, mv_image_init(buf8, 64, 4, 3, 0, 0, &out));
-    CHECK_FAILS(MV_STATUS_UNSUPPORTED_FORMAT, out, mv_image_init(buf8, 64, 4, 3, 0, 7, &out));
+    CHECK_FAILS(MV_STATUS_UNSUPPORTED_FORMAT, out, mv_image_init(buf8, 64, 4, 3, 0, 8, &out));
+    /* Packed RGB (for the KCF trackers): 3 bytes a pixel, any stride. */
+    CHECK_OK(mv_image_init(buf8, 64, 4, 3, 0, MV_PIXEL_RGB8, &out));
+    CHECK_INT(out.stride, 12);
+    CHECK_OK(mv_image_init(buf8, 64, 4, 3, 13, MV_PIXEL_RGB8, &out));
+    CHECK_FAILS(MV_STATUS_STRIDE_TOO_SMALL, out,
+                mv_image_init(buf8, 64, 4, 3, 11, MV_PIXEL_RGB8, &out));
     CHECK_FAILS(MV_STATUS_ZERO_SIZE, out, mv_image_init(buf8, 64, 0, 3, 0, MV_PIXEL_U8, &out));
     CHECK_FAILS(MV_STATUS_ZERO_SIZE, out, mv_image_init(buf8, 64, 4, 0, 0, MV_PIXEL_U8, &out));
     CHECK_FAILS(MV_STATUS_STRIDE_TOO_SMALL, out,
@@ -969,7 +976,10 @@ static void test_unary_errors(const unary_op *op, mv_pixel_format f)
         mv_image dst16 = op_dst(op, MV_PIXEL_U16, 0);
         mv_image srci16 = src16, dsti16 = dst16;
         srci16.format = dsti16.format = MV_PIXEL_I16;
+        mv_image rgb = src;
+        rgb.format = MV_PIXEL_RGB8; /* a valid image, but only the KCF trackers take it */
         OP_FAILS(MV_STATUS_UNSUPPORTED_FORMAT, op->run(&src, &other, REPLICATE));
+        OP_FAILS(MV_STATUS_UNSUPPORTED_FORMAT, op->run(&rgb, &dst, REPLICATE));
         CHECK_FAILS(MV_STATUS_UNSUPPORTED_FORMAT, g_dst16, op->run(&src16, &dst16, REPLICATE));
         CHECK_FAILS(MV_STATUS_UNSUPPORTED_FORMAT, g_dst16, op->run(&srci16, &dsti16, REPLICATE));
         CHECK_FAILS(MV_STATUS_UNSUPPORTED_FORMAT, g_dst16, op->run(&src16, &dst, REPLICATE));

@@ -1,5 +1,5 @@
-//! `mv_image`: a caller-owned, strided, single-channel image, and the checks that turn one into
-//! a core view.
+//! `mv_image`: a caller-owned, strided image (one channel, or packed RGB for the KCF trackers),
+//! and the checks that turn one into a core view.
 //!
 //! An image is validated on every call, before anything is written: non-NULL data, a known
 //! format the function accepts, non-zero size, a stride that is a multiple of the pixel size and
@@ -27,8 +27,13 @@ pub const MV_PIXEL_U32: mv_pixel_format = 4;
 pub const MV_PIXEL_U64: mv_pixel_format = 5;
 /// 32-bit float.
 pub const MV_PIXEL_F32: mv_pixel_format = 6;
+/// Packed 8-bit RGB: 3 bytes a pixel (R, G, B), no alignment requirement. Accepted by
+/// `mv_image_init`, `mv_image_roi`, `mv_pixel_format_size` and the KCF trackers (`mv_kcf_*`);
+/// every other function returns `MV_STATUS_UNSUPPORTED_FORMAT` for it.
+pub const MV_PIXEL_RGB8: mv_pixel_format = 7;
 
-/// A caller-owned single-channel image. The library never frees or keeps `data`.
+/// A caller-owned image: one channel, or packed RGB (`MV_PIXEL_RGB8`, accepted by few functions).
+/// The library never frees or keeps `data`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct mv_image {
@@ -40,7 +45,8 @@ pub struct mv_image {
     pub width: u32,
     /// Height in pixels.
     pub height: u32,
-    /// Bytes between the starts of consecutive rows; a multiple of the pixel size.
+    /// Bytes between the starts of consecutive rows; a multiple of the pixel size (any value
+    /// for `MV_PIXEL_RGB8`).
     pub stride: usize,
     /// One of the `MV_PIXEL_*` constants.
     pub format: mv_pixel_format,
@@ -75,6 +81,14 @@ pub(crate) fn format_of(f: mv_pixel_format) -> Result<PixelFormat, mv_status> {
         MV_PIXEL_F32 => PixelFormat::F32,
         _ => return Err(MV_STATUS_UNSUPPORTED_FORMAT),
     })
+}
+
+/// Bytes per pixel of any known format constant (the core formats and `MV_PIXEL_RGB8`).
+fn pixel_bytes(f: mv_pixel_format) -> Result<usize, mv_status> {
+    match f {
+        MV_PIXEL_RGB8 => Ok(3),
+        _ => format_of(f).map(|f| f.bytes()),
+    }
 }
 
 /// The constant for a core pixel format.
@@ -134,7 +148,24 @@ pub(crate) unsafe fn check(img: *const mv_image) -> Result<Checked, mv_status> {
 pub(crate) fn validate(im: &mv_image) -> Result<Checked, mv_status> {
     non_null(im.data)?;
     let format = format_of(im.format)?;
-    let bpp = format.bytes();
+    let bytes = layout(im)?;
+    Ok(Checked {
+        ptr: im.data.cast(),
+        bytes,
+        width: im.width as usize,
+        height: im.height as usize,
+        stride_elems: im.stride / format.bytes(),
+        format,
+    })
+}
+
+/// Checks the geometry of an image of any known format (see the module docs) and returns the
+/// bytes it spans, `stride·(height−1) + width·bytes_per_pixel`. Elements must be aligned to
+/// their size (`MV_PIXEL_RGB8`: bytes, so any stride and address).
+fn layout(im: &mv_image) -> Result<usize, mv_status> {
+    non_null(im.data)?;
+    let bpp = pixel_bytes(im.format)?;
+    let align = if im.format == MV_PIXEL_RGB8 { 1 } else { bpp };
     if im.width == 0 || im.height == 0 {
         return Err(MV_STATUS_ZERO_SIZE);
     }
@@ -143,7 +174,7 @@ pub(crate) fn validate(im: &mv_image) -> Result<Checked, mv_status> {
     if im.stride < row_bytes {
         return Err(MV_STATUS_STRIDE_TOO_SMALL);
     }
-    if im.stride % bpp != 0 || (im.data as usize) % bpp != 0 {
+    if im.stride % align != 0 || (im.data as usize) % align != 0 {
         return Err(MV_STATUS_MISALIGNED);
     }
     let bytes = im
@@ -158,13 +189,38 @@ pub(crate) fn validate(im: &mv_image) -> Result<Checked, mv_status> {
     if (im.data as usize).checked_add(bytes).is_none() {
         return Err(MV_STATUS_OVERFLOW);
     }
-    Ok(Checked {
-        ptr: im.data.cast(),
-        bytes,
-        width: w,
-        height: h,
-        stride_elems: im.stride / bpp,
-        format,
+    Ok(bytes)
+}
+
+/// A validated `MV_PIXEL_RGB8` image: its bytes (`stride·(height−1) + 3·width`), size in
+/// pixels and stride in bytes.
+pub(crate) struct Rgb8<'a> {
+    pub data: &'a [u8],
+    pub width: usize,
+    pub height: usize,
+    pub stride: usize,
+}
+
+/// Validates `*img` as an `MV_PIXEL_RGB8` image (`MV_STATUS_UNSUPPORTED_FORMAT` for another
+/// format).
+///
+/// # Safety
+/// `img` NULL or a readable `mv_image` whose pixels stay readable for `'a` and are not written
+/// meanwhile.
+pub(crate) unsafe fn check_rgb8<'a>(img: *const mv_image) -> Result<Rgb8<'a>, mv_status> {
+    non_null(img)?;
+    // SAFETY: non-null, and the caller guarantees it points to an mv_image.
+    let im = unsafe { *img };
+    let bytes = layout(&im)?;
+    if im.format != MV_PIXEL_RGB8 {
+        return Err(MV_STATUS_UNSUPPORTED_FORMAT);
+    }
+    Ok(Rgb8 {
+        // SAFETY: the range was validated by layout; the caller guarantees it stays readable.
+        data: unsafe { std::slice::from_raw_parts(im.data as *const u8, bytes) },
+        width: im.width as usize,
+        height: im.height as usize,
+        stride: im.stride,
     })
 }
 
@@ -276,7 +332,7 @@ pub(crate) fn scratch<T: Default + Clone>(len: usize) -> Result<Vec<T>, mv_statu
 /// Bytes per pixel of a format constant, or 0 for an unknown format.
 #[no_mangle]
 pub extern "C" fn mv_pixel_format_size(format: mv_pixel_format) -> usize {
-    format_of(format).map_or(0, |f| f.bytes())
+    pixel_bytes(format).unwrap_or(0)
 }
 
 /// Describes a caller buffer as an image after validating it: `stride` in bytes (0 means tightly
@@ -300,7 +356,7 @@ pub unsafe extern "C" fn mv_image_init(
 ) -> mv_status {
     guard(|| {
         non_null(out)?;
-        let bpp = format_of(format)?.bytes();
+        let bpp = pixel_bytes(format)?;
         let stride = if stride == 0 {
             (width as usize)
                 .checked_mul(bpp)
@@ -316,7 +372,7 @@ pub unsafe extern "C" fn mv_image_init(
             stride,
             format,
         };
-        validate(&im)?;
+        layout(&im)?;
         // SAFETY: non-null; the caller guarantees it is writable.
         unsafe { out.write(im) };
         Ok(())
@@ -339,27 +395,26 @@ pub unsafe extern "C" fn mv_image_roi(
 ) -> mv_status {
     guard(|| {
         non_null(out)?;
-        // SAFETY: forwarded contract.
-        let c = unsafe { check(img)? };
+        non_null(img)?;
+        // SAFETY: non-null, and the caller guarantees it points to an mv_image.
+        let im = unsafe { *img };
+        layout(&im)?;
         let r = rect.to_core();
         if r.is_empty() {
             return Err(MV_STATUS_ZERO_SIZE);
         }
-        if !r.is_inside(c.width, c.height) {
+        if !r.is_inside(im.width as usize, im.height as usize) {
             return Err(MV_STATUS_OUT_OF_BOUNDS);
         }
-        let bpp = c.format.bytes();
-        let stride = c.stride_elems * bpp;
-        let offset = r.y as usize * stride + r.x as usize * bpp;
-        // SAFETY: non-null, and the caller guarantees it points to an mv_image.
-        let im = unsafe { *img };
+        let bpp = pixel_bytes(im.format)?;
+        let offset = r.y as usize * im.stride + r.x as usize * bpp;
         let sub = mv_image {
-            // SAFETY: offset < bytes validated by check (rect inside the image).
-            data: unsafe { c.ptr.add(offset) }.cast(),
+            // SAFETY: offset < bytes validated by layout (rect inside the image).
+            data: unsafe { im.data.cast::<u8>().add(offset) }.cast(),
             data_size: im.data_size - offset,
             width: r.width as u32,
             height: r.height as u32,
-            stride,
+            stride: im.stride,
             format: im.format,
         };
         // SAFETY: non-null; the caller guarantees it is writable.

@@ -10,7 +10,8 @@
 //!
 //! One module per C "class": [`status`], [`image`], [`geometry`], [`filter`], [`integral`],
 //! [`resample`], [`context`], [`buffer`] (device-resident images and `mv_submit_*`), [`tld`]
-//! (the TLD tracker); [`mod@panic`] holds the boundary guard.
+//! (the TLD tracker), [`kcf`] (the KCF and KCFDP trackers); [`mod@panic`] holds the boundary
+//! guard, `tracker_handle` the trackers' handle-in-workspace layout.
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
 
@@ -20,10 +21,12 @@ pub mod filter;
 pub mod geometry;
 pub mod image;
 pub mod integral;
+pub mod kcf;
 pub mod panic;
 pub mod resample;
 pub mod status;
 pub mod tld;
+mod tracker_handle;
 pub mod version;
 
 pub use status::mv_status;

@@ -16,6 +16,7 @@ use crate::geometry::{mv_rect, mv_rectf};
 use crate::image::{check, input_view, mv_image, InputCopy};
 use crate::panic::{guard, non_null};
 use crate::status::mv_status::{self, *};
+use crate::tracker_handle::{self, Block, Placed};
 use mvision_core::tld::fern::FernParams;
 use mvision_core::tld::flow::FlowParams;
 use mvision_core::tld::grid::GridParams;
@@ -23,8 +24,7 @@ use mvision_core::tld::nn::NnParams;
 use mvision_core::tld::{workspace_len, Tld, TldParams};
 use mvision_core::{ImageView, PixelFormat};
 use std::ffi::c_void;
-use std::mem::{align_of, size_of};
-use std::ptr::NonNull;
+use std::mem::size_of;
 
 /// Number of reserved `uint32_t` slots at the end of `mv_tld_params`.
 pub const MV_TLD_PARAMS_RESERVED: usize = 7;
@@ -231,13 +231,14 @@ impl mv_tld_params {
 /// tracker (different trackers may run on different threads).
 pub struct mv_tld {
     tracker: Tld<'static>,
-    /// The heap block `mv_tld_create` made (pointer and capacity), which holds this handle;
-    /// `None` for a tracker in caller memory (`mv_tld_create_in`).
-    owned: Option<(NonNull<u8>, usize)>,
+    block: Block,
 }
 
-/// Bytes the handle takes in a workspace, alignment slack included.
-const HANDLE_BYTES: usize = size_of::<mv_tld>() + align_of::<mv_tld>() - 1;
+impl Placed for mv_tld {
+    fn block(&self) -> Block {
+        self.block
+    }
+}
 
 /// Validated parameters and the total workspace size (handle + core arena) for them.
 ///
@@ -252,38 +253,21 @@ unsafe fn sized(
     // SAFETY: non-null; the caller guarantees it points to an mv_tld_params.
     let p = unsafe { params.read() }.to_core()?;
     let core = workspace_len(&p, width as usize, height as usize)?;
-    let total = core.checked_add(HANDLE_BYTES).ok_or(MV_STATUS_OVERFLOW)?;
+    let total = tracker_handle::total_bytes::<mv_tld>(core)?;
     Ok((p, core, total))
 }
 
-/// Builds a tracker in `size` bytes at `ws` (checked: at least `sized`'s total) and returns its
-/// handle, placed at the first aligned byte of `ws`.
-///
-/// # Safety
-/// `ws` writable for `size` bytes, not otherwise accessed while the tracker lives.
-unsafe fn place(
-    ws: *mut u8,
-    size: usize,
-    params: &TldParams,
+/// The builder of a tracker in its arena, for `tracker_handle`.
+fn build(
+    params: TldParams,
     width: u32,
     height: u32,
-    core: usize,
-    owned: Option<(NonNull<u8>, usize)>,
-) -> Result<*mut mv_tld, mv_status> {
-    let offset = (ws as usize).wrapping_neg() & (align_of::<mv_tld>() - 1);
-    debug_assert!(offset + size_of::<mv_tld>() + core <= size);
-    // SAFETY: offset + size_of::<mv_tld>() + core ≤ size (checked by the callers), and the
-    // caller lends those bytes for the tracker's whole life. The arena bytes are zeroed before
-    // a slice is made over them (the caller's memory may be uninitialised). `'static` is the
-    // caller's promise: the workspace outlives the handle, which `mv_tld_destroy` ends.
-    unsafe {
-        let handle = ws.add(offset).cast::<mv_tld>();
-        let arena = ws.add(offset + size_of::<mv_tld>());
-        arena.write_bytes(0, core);
-        let arena: &'static mut [u8] = std::slice::from_raw_parts_mut(arena, core);
-        let tracker = Tld::new(params, width as usize, height as usize, arena)?;
-        handle.write(mv_tld { tracker, owned });
-        Ok(handle)
+) -> impl FnOnce(&'static mut [u8], Block) -> Result<mv_tld, mv_status> {
+    move |arena, block| {
+        Ok(mv_tld {
+            tracker: Tld::new(&params, width as usize, height as usize, arena)?,
+            block,
+        })
     }
 }
 
@@ -359,15 +343,10 @@ pub unsafe extern "C" fn mv_tld_create_in(
         non_null(workspace)?;
         non_null(out)?;
         // SAFETY: forwarded contract.
-        let (p, core, total) = unsafe { sized(params, width, height)? };
-        if size < total {
-            return Err(MV_STATUS_BUFFER_TOO_SMALL);
-        }
-        if (workspace as usize).checked_add(size).is_none() {
-            return Err(MV_STATUS_OVERFLOW);
-        }
-        // SAFETY: workspace is writable for size ≥ total bytes (the caller's contract).
-        let handle = unsafe { place(workspace.cast(), size, &p, width, height, core, None)? };
+        let (p, core, _) = unsafe { sized(params, width, height)? };
+        // SAFETY: workspace is writable for size bytes (the caller's contract).
+        let handle =
+            unsafe { tracker_handle::create_in(workspace, size, core, build(p, width, height))? };
         // SAFETY: non-null; the caller guarantees it is writable.
         unsafe { out.write(handle) };
         Ok(())
@@ -392,28 +371,11 @@ pub unsafe extern "C" fn mv_tld_create(
     guard(|| {
         non_null(out)?;
         // SAFETY: forwarded contract.
-        let (p, core, total) = unsafe { sized(params, width, height)? };
-        let mut block = Vec::<u8>::new();
-        block
-            .try_reserve_exact(total)
-            .map_err(|_| MV_STATUS_OUT_OF_MEMORY)?;
-        let mut block = std::mem::ManuallyDrop::new(block);
-        let (ptr, cap) = (block.as_mut_ptr(), block.capacity());
-        let owned = NonNull::new(ptr).map(|p| (p, cap));
-        // SAFETY: the block's spare capacity is writable for cap ≥ total bytes and is used by
-        // nothing else; mv_tld_destroy gives it back.
-        match unsafe { place(ptr, cap, &p, width, height, core, owned) } {
-            Ok(handle) => {
-                // SAFETY: non-null; the caller guarantees it is writable.
-                unsafe { out.write(handle) };
-                Ok(())
-            }
-            Err(e) => {
-                // SAFETY: reclaims the block made above, which nothing refers to.
-                unsafe { std::mem::ManuallyDrop::drop(&mut block) };
-                Err(e)
-            }
-        }
+        let (p, core, _) = unsafe { sized(params, width, height)? };
+        let handle = tracker_handle::create(core, build(p, width, height))?;
+        // SAFETY: non-null; the caller guarantees it is writable.
+        unsafe { out.write(handle) };
+        Ok(())
     })
 }
 
@@ -560,18 +522,8 @@ pub unsafe extern "C" fn mv_tld_detections(
 #[no_mangle]
 pub unsafe extern "C" fn mv_tld_destroy(tld: *mut mv_tld) {
     let _ = guard(|| {
-        if tld.is_null() {
-            return Ok(());
-        }
-        // SAFETY: the caller guarantees a live handle made by place(); it is dropped in place
-        // first, then the block that holds it (mv_tld_create) is given back.
-        unsafe {
-            let owned = (*tld).owned;
-            std::ptr::drop_in_place(tld);
-            if let Some((ptr, cap)) = owned {
-                drop(Vec::from_raw_parts(ptr.as_ptr(), 0, cap));
-            }
-        }
+        // SAFETY: forwarded contract.
+        unsafe { tracker_handle::destroy(tld) };
         Ok(())
     });
 }
