@@ -1202,7 +1202,7 @@ mv_status mv_kcf_params_init(struct mv_kcf_params *out, mv_kcf_mode mode);
  * into `*out_size`: everything the tracker keeps, its handle included, for any workspace
  * alignment and any initial box. A pure function of its arguments (the same on every call in a
  * given build of the library). It depends on the mode and the parameters, not on the frame
- * size; with the defaults about 0.27 MB (KCF) and 7.4 MB (KCFDP, mostly EdgeBoxes' storage for
+ * size; with the defaults about 0.27 MB (KCF) and 2.1 MB (KCFDP, mostly EdgeBoxes' storage for
  * `eb_max_window_px`² windows and `eb_max_boxes` proposals).
  *
  * Errors: `MV_STATUS_NULL_POINTER` if `params` or `out_size` is NULL; the parameter errors of

@@ -131,7 +131,7 @@ static void test_params(mv_kcf_mode mode)
     CHECK(p.dp_damping == 0.7f);
     CHECK(p.eb_alpha == 0.65f && p.eb_beta == 0.75f && p.eb_max_boxes == 1000);
     CHECK(p.eb_kappa == 1.4f && p.eb_background_suppression == 1);
-    CHECK(p.eb_max_window_px == 256 && p.eb_max_refined == 0);
+    CHECK(p.eb_max_window_px == 128 && p.eb_max_refined == 0);
     for (i = 0; i < MV_KCF_PARAMS_RESERVED; i++) {
         zero = zero && p.reserved[i] == 0;
     }

@@ -35,8 +35,9 @@ pub const MAX_RESCORED: u32 = 1000;
 pub struct KcfDpParams {
     /// The KCF tracker's parameters.
     pub kcf: KcfParams,
-    /// EdgeBoxes' parameters (step 0.65, NMS 0.75, κ 1.4, minScore 5e-4, maxBoxes 1000).
-    /// `max_window_px` must be at least `proposal_window_px`.
+    /// EdgeBoxes' parameters (step 0.65, NMS 0.75, κ 1.4, minScore 5e-4, maxBoxes 1000);
+    /// `max_window_px` 128 (= `proposal_window_px`, which it must be at least: EdgeBoxes'
+    /// storage grows with its square).
     pub edgeboxes: EdgeBoxParams,
     /// The proposal window is this many times the KCF box, about its centre (1.4). 1 to 4.
     pub window_scale: f32,
@@ -65,7 +66,11 @@ impl Default for KcfDpParams {
     fn default() -> Self {
         Self {
             kcf: KcfParams::default(),
-            edgeboxes: EdgeBoxParams::DEFAULT,
+            // Storage for the proposal window only (the default 256 px would quadruple it).
+            edgeboxes: EdgeBoxParams {
+                max_window_px: 128,
+                ..EdgeBoxParams::DEFAULT
+            },
             window_scale: 1.4,
             proposal_window_px: 128,
             iou_min: 0.75,
