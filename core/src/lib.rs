@@ -16,6 +16,9 @@
 //! * [`rng`]: SplitMix64, the one deterministic generator (tracker, generated test inputs).
 //! * [`integral`], [`pyramid`], [`resize`]: summed-area tables with O(1) window statistics,
 //!   Gaussian pyramid levels, bilinear resize.
+//! * [`nn`]: CNN building blocks: NCHW shapes, SGEMM (portable, packed and cache-blocked; with
+//!   the `gemm-crate` feature, large products go to the `gemm` crate), integer GEMM, and conv2d
+//!   by direct, im2col, MEC and MFCA with their workspace formulas and a method selector.
 //!
 //! Nothing here allocates: functions that need working memory take a `&mut [T]` scratch slice and
 //! publish the length they need (`*_scratch_len`). Errors are values ([`Error`]), never panics,
@@ -31,6 +34,7 @@ pub mod filter;
 pub mod geometry;
 pub mod image;
 pub mod integral;
+pub mod nn;
 pub mod pixel;
 pub mod pyramid;
 pub mod resize;
