@@ -46,21 +46,16 @@ pub enum Transpose {
 // --- Blocking parameters, per target --------------------------------------------------------
 //
 // MR × NR accumulators must fit the register file with room for one row of B and a broadcast of
-// A: x86 with AVX-512 has 32 × 16-lane registers (8 × 32 = 16 registers of accumulators), AVX
-// 16 × 8 lanes (6 × 16 = 12), SSE2 16 × 4 lanes (4 × 8 = 8), AArch64 NEON 32 × 4 lanes
-// (8 × 8 = 16); FPU-only cores (Cortex-M4F: 32 single registers) get 4 × 4. KC is chosen so that
+// A: x86 AVX (and AVX-512 builds, which use the same 8-lane FMA kernel: AVX-512 intrinsics are
+// not stable in Rust 1.85) 16 × 8 lanes (6 × 16 = 12 registers of accumulators), SSE2 16 × 4
+// lanes (6 × 8 = 12), AArch64 NEON 32 × 4 lanes (8 × 8 = 16); FPU-only cores (Cortex-M4F: 32
+// single registers) get 4 × 4. KC is chosen so that
 // one A sliver and one B sliver (MR·KC + KC·NR floats) stay in a 32–48 KiB L1, MC so that the
 // packed A block (MC·KC) stays in L2, NC so that the packed B panel (KC·NC) stays in L3.
 
-#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
-mod block {
-    pub const MR: usize = 8;
-    pub const NR: usize = 32;
-}
 #[cfg(all(
     any(target_arch = "x86_64", target_arch = "x86"),
-    target_feature = "avx",
-    not(target_feature = "avx512f")
+    target_feature = "avx"
 ))]
 mod block {
     pub const MR: usize = 6;
@@ -71,7 +66,7 @@ mod block {
     not(target_feature = "avx")
 ))]
 mod block {
-    pub const MR: usize = 4;
+    pub const MR: usize = 6;
     pub const NR: usize = 8;
 }
 #[cfg(target_arch = "aarch64")]
@@ -115,8 +110,10 @@ pub const NC: usize = 64;
 
 /// Smallest `m·n·k` (multiply-adds) that [`sgemm`] hands to the `gemm` crate when the
 /// `gemm-crate` feature is on; smaller products stay on the portable path, whose lower fixed
-/// cost wins there (measured crossover, BENCHMARKS.md).
-pub const GEMM_CRATE_MIN_FLOP: u64 = 16 * 16 * 16;
+/// cost wins there. Measured single-threaded on the AMD EPYC (Zen 5) of BENCHMARKS.md: the
+/// crate costs ≈ 0.27 µs even for a 4³ product (the portable path 0.11 µs), the two are equal at
+/// 8³–12³, and the crate is 3× faster from 16³ on.
+pub const GEMM_CRATE_MIN_FLOP: u64 = 12 * 12 * 12;
 
 /// Length in `f32` elements of the `pack` buffer that [`sgemm`] needs for an `m × n × k` product:
 /// one packed `min(m, MC) × min(k, KC)` block of A and one `min(k, KC) × min(n, NC)` panel of B,
@@ -303,41 +300,82 @@ fn scale(m: usize, n: usize, beta: f32, c: &mut [f32], sc: Strides) {
 }
 
 /// Packs `op(A)[ic..ic+mc, pc..pc+kc]` as slivers of `MR` rows: sliver `s`, column `p`, row `i`
-/// at `s·MR·kc + p·MR + i`; rows past `mc` are zero.
+/// at `s·MR·kc + p·MR + i`; rows past `mc` are zero. Contiguous rows or columns of `op(A)` are
+/// read as slices: a general strided loop is vectorised by LLVM into gathers and scatters on
+/// AVX-512, ten times slower than these copies.
 fn pack_a(a: &[f32], sa: Strides, ic: usize, pc: usize, mc: usize, kc: usize, out: &mut [f32]) {
     for (s, sliver) in out
         .chunks_exact_mut(MR * kc)
         .take(mc.div_ceil(MR))
         .enumerate()
     {
-        let i0 = s * MR;
-        let rows = min(MR, mc - i0);
-        for (p, col) in sliver.chunks_exact_mut(MR).enumerate() {
-            let base = (pc + p) * sa.cs + (ic + i0) * sa.rs;
-            for (i, x) in col.iter_mut().enumerate() {
-                *x = if i < rows { a[base + i * sa.rs] } else { 0.0 };
+        let i0 = ic + s * MR;
+        let rows = min(MR, mc - s * MR);
+        if sa.cs == 1 {
+            for i in 0..MR {
+                if i < rows {
+                    let src = &a[(i0 + i) * sa.rs + pc..][..kc];
+                    for (dst, &v) in sliver[i..].iter_mut().step_by(MR).zip(src) {
+                        *dst = v;
+                    }
+                } else {
+                    sliver[i..].iter_mut().step_by(MR).for_each(|x| *x = 0.0);
+                }
+            }
+        } else if sa.rs == 1 {
+            for (p, col) in sliver.chunks_exact_mut(MR).enumerate() {
+                col[..rows].copy_from_slice(&a[(pc + p) * sa.cs + i0..][..rows]);
+                col[rows..].fill(0.0);
+            }
+        } else {
+            for (p, col) in sliver.chunks_exact_mut(MR).enumerate() {
+                for (i, x) in col.iter_mut().enumerate() {
+                    *x = if i < rows {
+                        a[(pc + p) * sa.cs + (i0 + i) * sa.rs]
+                    } else {
+                        0.0
+                    };
+                }
             }
         }
     }
 }
 
 /// Packs `op(B)[pc..pc+kc, jc..jc+nc]` as slivers of `NR` columns: sliver `s`, row `p`, column
-/// `j` at `s·NR·kc + p·NR + j`; columns past `nc` are zero.
+/// `j` at `s·NR·kc + p·NR + j`; columns past `nc` are zero. Contiguous rows or columns are read
+/// as slices, as in [`pack_a`].
 fn pack_b(b: &[f32], sb: Strides, pc: usize, jc: usize, kc: usize, nc: usize, out: &mut [f32]) {
     for (s, sliver) in out
         .chunks_exact_mut(NR * kc)
         .take(nc.div_ceil(NR))
         .enumerate()
     {
-        let j0 = s * NR;
-        let cols = min(NR, nc - j0);
-        for (p, row) in sliver.chunks_exact_mut(NR).enumerate() {
-            let base = (pc + p) * sb.rs + (jc + j0) * sb.cs;
-            if sb.cs == 1 && cols == NR {
-                row.copy_from_slice(&b[base..base + NR]);
-            } else {
+        let j0 = jc + s * NR;
+        let cols = min(NR, nc - s * NR);
+        if sb.cs == 1 {
+            for (p, row) in sliver.chunks_exact_mut(NR).enumerate() {
+                row[..cols].copy_from_slice(&b[(pc + p) * sb.rs + j0..][..cols]);
+                row[cols..].fill(0.0);
+            }
+        } else if sb.rs == 1 {
+            for j in 0..NR {
+                if j < cols {
+                    let src = &b[(j0 + j) * sb.cs + pc..][..kc];
+                    for (dst, &v) in sliver[j..].iter_mut().step_by(NR).zip(src) {
+                        *dst = v;
+                    }
+                } else {
+                    sliver[j..].iter_mut().step_by(NR).for_each(|x| *x = 0.0);
+                }
+            }
+        } else {
+            for (p, row) in sliver.chunks_exact_mut(NR).enumerate() {
                 for (j, x) in row.iter_mut().enumerate() {
-                    *x = if j < cols { b[base + j * sb.cs] } else { 0.0 };
+                    *x = if j < cols {
+                        b[(pc + p) * sb.rs + (j0 + j) * sb.cs]
+                    } else {
+                        0.0
+                    };
                 }
             }
         }
@@ -379,44 +417,129 @@ fn macro_kernel(
             let base = (ic + i0) * sc.rs + (jc + j0) * sc.cs;
             for (i, acc_row) in acc.iter().enumerate().take(rows) {
                 let row = base + i * sc.rs;
-                for (j, &v) in acc_row.iter().enumerate().take(cols) {
-                    let x = &mut c[row + j * sc.cs];
-                    *x = match beta {
-                        // β = 0: C is write-only (NaN in it must not propagate).
-                        Some(b) => {
-                            if b == 0.0 {
-                                alpha * v
-                            } else {
-                                alpha * v + b * *x
-                            }
-                        }
-                        None => *x + alpha * v,
-                    };
+                if sc.cs == 1 {
+                    store_row(&mut c[row..row + cols], &acc_row[..cols], alpha, beta);
+                } else {
+                    for (j, &v) in acc_row.iter().enumerate().take(cols) {
+                        let x = &mut c[row + j * sc.cs];
+                        *x = update(*x, v, alpha, beta);
+                    }
                 }
             }
         }
     }
 }
 
+/// `C ← α·acc + β·C` (`beta = Some(β)`; β = 0 does not read C, so NaN in it does not
+/// propagate) or `C ← C + α·acc` (`None`, later `KC` blocks).
+#[inline(always)]
+fn update(c: f32, acc: f32, alpha: f32, beta: Option<f32>) -> f32 {
+    match beta {
+        Some(b) => {
+            if b == 0.0 {
+                alpha * acc
+            } else {
+                alpha * acc + b * c
+            }
+        }
+        None => c + alpha * acc,
+    }
+}
+
+/// [`update`] over one contiguous row segment (vectorised).
+#[inline(always)]
+fn store_row(c: &mut [f32], acc: &[f32], alpha: f32, beta: Option<f32>) {
+    for (x, &v) in c.iter_mut().zip(acc) {
+        *x = update(*x, v, alpha, beta);
+    }
+}
+
 /// The register micro-kernel: `MR × NR` tile of `Σ_p a[p]·b[p]ᵀ` over packed slivers.
 pub(crate) struct Micro;
 
+/// Whether this build uses the explicit AVX + FMA micro-kernel ([`Micro::avx_fma`]).
+const AVX_FMA: bool = cfg!(all(
+    any(target_arch = "x86_64", target_arch = "x86"),
+    target_feature = "avx",
+    target_feature = "fma"
+));
+
 impl Micro {
-    /// `acc[i][j] = Σ_p a[p·MR + i] · b[p·NR + j]` over the slivers' common length.
+    /// `acc[i][j] = Σ_p a[p·MR + i] · b[p·NR + j]` over the slivers' common length: the explicit
+    /// AVX + FMA kernel where the build enables both, the portable one elsewhere.
     #[inline(always)]
     pub(crate) fn run(a: &[f32], b: &[f32]) -> [[f32; NR]; MR] {
+        if AVX_FMA {
+            #[cfg(all(
+                any(target_arch = "x86_64", target_arch = "x86"),
+                target_feature = "avx",
+                target_feature = "fma"
+            ))]
+            return Self::avx_fma(a, b);
+        }
+        Self::portable(a, b)
+    }
+
+    /// The portable kernel, written for LLVM's vectorisers: fixed-size rows, constant trip
+    /// counts. (On AVX-512 builds LLVM vectorises its `p` loop as an in-order reduction with
+    /// gathers, ten times slower, which is one reason those builds take [`Micro::avx_fma`].)
+    #[inline(always)]
+    pub(crate) fn portable(a: &[f32], b: &[f32]) -> [[f32; NR]; MR] {
         let mut acc = [[0.0f32; NR]; MR];
         for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
-            // Fixed-size copies let LLVM keep both in registers and unroll every loop below.
-            let ap: &[f32; MR] = ap.try_into().unwrap_or(&[0.0; MR]);
-            let bp: &[f32; NR] = bp.try_into().unwrap_or(&[0.0; NR]);
-            for (acc_row, &ai) in acc.iter_mut().zip(ap) {
-                for (x, &bj) in acc_row.iter_mut().zip(bp) {
-                    *x += ai * bj;
+            // Copies into fixed-size arrays: every loop below then has a constant trip count,
+            // is unrolled, and the NR-wide rows become vector operations on registers.
+            let av: [f32; MR] = core::array::from_fn(|i| ap[i]);
+            let bv: [f32; NR] = core::array::from_fn(|j| bp[j]);
+            for i in 0..MR {
+                for j in 0..NR {
+                    acc[i][j] += av[i] * bv[j];
                 }
             }
         }
         acc
+    }
+
+    /// The explicit x86 kernel for `MR × NR = 6 × 16`: two 8-lane rows of B, six broadcasts of
+    /// A, twelve fused multiply-adds per step, the twelve accumulators in registers. Results
+    /// differ from [`Micro::portable`] only by FMA's single rounding.
+    #[cfg(all(
+        any(target_arch = "x86_64", target_arch = "x86"),
+        target_feature = "avx",
+        target_feature = "fma"
+    ))]
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(crate) fn avx_fma(a: &[f32], b: &[f32]) -> [[f32; NR]; MR] {
+        #[cfg(target_arch = "x86")]
+        use core::arch::x86::*;
+        #[cfg(target_arch = "x86_64")]
+        use core::arch::x86_64::*;
+        const _: () = assert!(MR == 6 && NR == 16);
+        let steps = (a.len() / MR).min(b.len() / NR);
+        let mut out = [[0.0f32; NR]; MR];
+        // SAFETY: AVX and FMA are enabled for the whole build (the cfg above). For `p < steps`
+        // the loads read `a[p·MR .. p·MR + MR]` (six scalars) and `b[p·NR .. p·NR + 16]` (two
+        // unaligned 8-lane loads), inside both slices because `steps·MR ≤ a.len()` and
+        // `steps·NR ≤ b.len()`; the stores write the 16 floats of each `out` row.
+        unsafe {
+            let mut c = [[_mm256_setzero_ps(); 2]; MR];
+            let (pa, pb) = (a.as_ptr(), b.as_ptr());
+            for p in 0..steps {
+                let b0 = _mm256_loadu_ps(pb.add(p * NR));
+                let b1 = _mm256_loadu_ps(pb.add(p * NR + 8));
+                for (i, ci) in c.iter_mut().enumerate() {
+                    let ai = _mm256_broadcast_ss(&*pa.add(p * MR + i));
+                    ci[0] = _mm256_fmadd_ps(ai, b0, ci[0]);
+                    ci[1] = _mm256_fmadd_ps(ai, b1, ci[1]);
+                }
+            }
+            for (row, ci) in out.iter_mut().zip(&c) {
+                _mm256_storeu_ps(row.as_mut_ptr(), ci[0]);
+                _mm256_storeu_ps(row.as_mut_ptr().add(8), ci[1]);
+            }
+        }
+        out
     }
 }
 
@@ -623,4 +746,35 @@ pub fn igemm_i8(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The explicit kernel (where built) against the portable one, on random slivers.
+    #[test]
+    fn micro_kernels_agree() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        for kc in [0, 1, 7, KC] {
+            let a: [f32; MR * KC] = core::array::from_fn(|_| next());
+            let b: [f32; NR * KC] = core::array::from_fn(|_| next());
+            let (a, b) = (&a[..MR * kc], &b[..NR * kc]);
+            let want = Micro::portable(a, b);
+            let got = Micro::run(a, b);
+            for i in 0..MR {
+                for j in 0..NR {
+                    let bound: f32 = (0..kc).map(|p| (a[p * MR + i] * b[p * NR + j]).abs()).sum();
+                    let tol = f32::EPSILON * (kc as f32 + 1.0) * bound;
+                    assert!((got[i][j] - want[i][j]).abs() <= tol, "kc={kc} [{i}][{j}]");
+                }
+            }
+        }
+    }
 }
