@@ -271,8 +271,23 @@ fn seed004_shapes_compute_correctly_small() {
 
 #[test]
 fn selector_picks_the_first_method_that_fits() {
+    // Single-channel (seed 004) and depthwise layers: direct, whatever the budget.
     for (iw, ih, k) in SEED004 {
         let s = seed004_shape(iw, ih, k);
+        assert_eq!(choose_method(&s, usize::MAX), Ok(ConvMethod::Direct));
+        assert_eq!(choose_method(&s, 0), Ok(ConvMethod::Direct));
+    }
+    let mut dw = Conv2dShape::new(1, 32, 20, 20, 32, 3, 3);
+    dw.groups = 32;
+    assert_eq!(choose_method(&dw, usize::MAX), Ok(ConvMethod::Direct));
+    // Many output channels: im2col, then MFCA, then MEC, then direct as the budget shrinks.
+    for (c_in, hw, c_out, k) in [
+        (3, 60, 16, 11),
+        (64, 25, 192, 3),
+        (16, 40, 8, 5),
+        (8, 100, 5, 3),
+    ] {
+        let s = Conv2dShape::new(1, c_in, hw, hw, c_out, k, k);
         let len = |m| workspace_len(m, &s).unwrap() * 4;
         let mfca = ConvMethod::Mfca {
             m: mfca_best_m(&s).unwrap(),
@@ -283,14 +298,25 @@ fn selector_picks_the_first_method_that_fits() {
             Ok(ConvMethod::Im2col)
         );
         assert_eq!(choose_method(&s, 0), Ok(ConvMethod::Direct));
-        for budget in [len(mfca), len(ConvMethod::Mec), len(ConvMethod::Im2col) - 1] {
+        for budget in [
+            len(mfca),
+            len(ConvMethod::Mec),
+            len(ConvMethod::Im2col) - 1,
+            100,
+        ] {
             let m = choose_method(&s, budget).unwrap();
             assert!(len(m) <= budget);
-        }
-        if len(mfca) < len(ConvMethod::Im2col) {
-            assert_eq!(choose_method(&s, len(mfca)), Ok(mfca));
+            let expected = [ConvMethod::Im2col, mfca, ConvMethod::Mec]
+                .into_iter()
+                .find(|&m| len(m) <= budget)
+                .unwrap_or(ConvMethod::Direct);
+            assert_eq!(m, expected, "{s:?} budget {budget}");
         }
     }
+    assert_eq!(
+        choose_method(&Conv2dShape::new(1, 1, 2, 2, 8, 3, 3), 0),
+        Err(Error::SizeMismatch)
+    );
 }
 
 #[test]

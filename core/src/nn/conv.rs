@@ -14,7 +14,8 @@
 //!
 //! Weights are `c_out × c_in/groups × kh × kw` (ONNX / PyTorch order), bias one value per output
 //! channel. [`workspace_len`] gives each method's working memory; [`choose_method`] picks the
-//! fastest that fits a budget. [`lowered_len`], [`mfca_model_len`] and [`mfca_best_m`] are the
+//! fastest that fits a budget (direct for few output channels per group, else im2col, MFCA, MEC,
+//! direct, as measured). [`lowered_len`], [`mfca_model_len`] and [`mfca_best_m`] are the
 //! memory model of seed 004 (see their docs for where the paper's formulas and the methods
 //! differ).
 
@@ -328,17 +329,30 @@ pub fn mfca_best_m(shape: &Conv2dShape) -> Result<usize> {
     Ok(if b < a { hi } else { lo })
 }
 
-/// Methods in the order [`choose_method`] tries them: fastest first on the seed-004 shapes and
-/// the FastPoorNet layers, single-threaded (BENCHMARKS.md, "Convolution").
-pub const SPEED_ORDER: [&str; 4] = ["im2col", "mfca", "mec", "direct"];
+/// Output channels per group up to which [`choose_method`] prefers [`ConvMethod::Direct`]: the
+/// GEMM methods then multiply a matrix with at most this many rows, which fills a fraction of the
+/// `MR`-row register tile, and lowering costs more than it saves. Measured (BENCHMARKS.md,
+/// "Convolution methods"): at `c_out/g = 1` (seed 004's nine shapes) direct is 3–8× faster than
+/// the fastest GEMM method; at `c_out/g ≥ 64` (FastPoorNet) it is 3–7× slower. The cut at 4 lies
+/// between the two measured regimes and is not itself measured.
+pub const DIRECT_MAX_COUT_PER_GROUP: usize = 4;
 
-/// The fastest method whose [`workspace_len`] fits `budget_bytes` (bytes of `f32` workspace),
-/// trying im2col, MFCA with [`mfca_best_m`], MEC, then direct (which needs none and always
-/// fits). The order is the measured one ([`SPEED_ORDER`]).
+/// The fastest method whose [`workspace_len`] fits `budget_bytes` (bytes of `f32` workspace).
+///
+/// When `c_out/groups ≤` [`DIRECT_MAX_COUT_PER_GROUP`] (single-channel filters, depthwise
+/// layers) that is [`ConvMethod::Direct`], which also needs no workspace. Otherwise the methods
+/// are tried in their measured order of speed on the FastPoorNet layers (single-threaded,
+/// BENCHMARKS.md): im2col (fastest on 5 of 7), MFCA with [`mfca_best_m`] (3–41 % slower than
+/// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
+/// on 6 of 7: its GEMMs have only `out_w` rows), then direct, which always fits.
 ///
 /// # Errors
 /// Those of [`Conv2dShape::dims`].
 pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMethod> {
+    shape.dims()?;
+    if shape.ocg() <= DIRECT_MAX_COUT_PER_GROUP {
+        return Ok(ConvMethod::Direct);
+    }
     let m = mfca_best_m(shape)?;
     let candidates = [ConvMethod::Im2col, ConvMethod::Mfca { m }, ConvMethod::Mec];
     for method in candidates {

@@ -10,8 +10,12 @@
 //! from contiguous memory and never branches on the edge. The micro-kernel keeps an `MR × NR`
 //! tile of `C` in an `[[f32; NR]; MR]` array that LLVM unrolls and keeps in vector registers;
 //! `MR`, `NR` and the block sizes are chosen per target at compile time (see the constants).
-//! There is no explicit SIMD: the same source vectorises for SSE2, AVX, AVX-512 and NEON, and
-//! runs as scalar code on FPU-only microcontrollers.
+//! That portable kernel vectorises for SSE2 and NEON and runs as scalar code on FPU-only
+//! microcontrollers. Builds with AVX and FMA enabled (`-C target-cpu=x86-64-v3` or `native`)
+//! use an explicit 6×16 FMA kernel instead (`Micro::avx_fma`; with the `gemm` crate call, the
+//! only `unsafe` here): LLVM does not fuse multiply-adds on its own, and on AVX-512 it
+//! vectorises the portable kernel badly (gathers, ~3 GFLOP/s). The portable kernel is
+//! unit-tested against it.
 //!
 //! With the `gemm-crate` feature (std builds), products of at least [`GEMM_CRATE_MIN_FLOP`]
 //! multiply-adds are handed to the [`gemm`](https://crates.io/crates/gemm) crate, which picks
