@@ -8,12 +8,16 @@
 //! * `benches/filter.rs`: the same cases under criterion (`cargo bench -p mvision-benches`),
 //!   at 640×480 and 1920×1080, plus 3840×2160 when `MVISION_BENCH_4K=1`.
 //!
+//! * [`nn_cases`]: GEMM and conv2d cases of the CNN core; `benches/gemm.rs` runs them under
+//!   criterion and `examples/nn_bench.rs` prints them as JSON for `bench/gemm_compare.py`.
+//!
 //! `mvision bench filter` runs the same catalogue (median of N runs, table and JSON), and
 //! `bench/opencv_compare.py` sets its numbers beside OpenCV's; `BENCHMARKS.md` holds the results.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 pub mod cases;
+pub mod nn_cases;
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,9 @@
 //!   search).
 //! * [`tld`], [`kcf`]: trackers (TLD; KCF, the kernelised correlation filter, with its FFT and
 //!   FHOG features), each living in one caller workspace.
+//! * [`nn`]: CNN building blocks: NCHW shapes, SGEMM (portable, packed and cache-blocked; with
+//!   the `gemm-crate` feature, large products go to the `gemm` crate), integer GEMM, and conv2d
+//!   by direct, im2col, MEC and MFCA with their workspace formulas and a method selector.
 //!
 //! Nothing here allocates: functions that need working memory take a `&mut [T]` scratch slice and
 //! publish the length they need (`*_scratch_len`). Errors are values ([`Error`]), never panics,
@@ -38,6 +41,7 @@ pub mod geometry;
 pub mod image;
 pub mod integral;
 pub mod kcf;
+pub mod nn;
 pub mod pixel;
 pub mod pyramid;
 pub mod resize;

@@ -1,0 +1,269 @@
+//! The CNN benchmark catalogue: GEMM shapes (square 256…2048 and the seven FastPoorNet conv
+//! GEMMs of seed 000) with every GEMM variant of the core, and conv2d shapes (seed 004's nine
+//! single-channel shapes and the FastPoorNet conv layers) with every method, each made ready to
+//! run with its buffers allocated up front. Shared by `benches/gemm.rs` (criterion) and
+//! `examples/nn_bench.rs` (the JSON that `bench/gemm_compare.py` sets beside numpy/OpenBLAS).
+
+use mvision_core::nn::conv::{conv2d, mfca_best_m, workspace_len, Conv2dShape, ConvMethod};
+use mvision_core::nn::gemm::{
+    gemm_pack_len, sgemm, sgemm_naive, sgemm_tiled32, tiled32_work_len, Order, Transpose,
+};
+use mvision_core::rng::SplitMix64;
+use mvision_core::Result;
+
+/// Square GEMM sizes `n × n × n`.
+pub const SQUARE: [usize; 4] = [256, 512, 1024, 2048];
+
+/// FastPoorNet's conv GEMMs (M = output pixels, N = filters, K = C·kh·kw), seed 000.
+pub const FASTPOORNET: [(usize, usize, usize); 7] = [
+    (2916, 64, 363),
+    (625, 192, 576),
+    (144, 96, 1728),
+    (144, 160, 864),
+    (144, 144, 1440),
+    (144, 160, 1296),
+    (144, 256, 1440),
+];
+
+/// Every GEMM shape measured, `(m, n, k)`.
+pub fn gemm_shapes() -> Vec<(usize, usize, usize)> {
+    let mut v: Vec<_> = SQUARE.iter().map(|&s| (s, s, s)).collect();
+    v.extend_from_slice(&FASTPOORNET);
+    v
+}
+
+/// A GEMM implementation of the core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GemmVariant {
+    /// `sgemm`, row-major, no transposes (with the `gemm-crate` feature, large products run in
+    /// the `gemm` crate).
+    Sgemm,
+    /// `sgemm_naive` (seed 001's first kernel).
+    Naive,
+    /// `sgemm_tiled32` (seed 000's 32×32 tiles over zero-padded inputs).
+    Tiled32,
+}
+
+impl GemmVariant {
+    /// Name in tables and JSON.
+    pub fn id(self) -> &'static str {
+        match self {
+            GemmVariant::Sgemm => {
+                if cfg!(feature = "gemm-crate") {
+                    "sgemm+gemm-crate"
+                } else {
+                    "sgemm"
+                }
+            }
+            GemmVariant::Naive => "naive",
+            GemmVariant::Tiled32 => "tiled32",
+        }
+    }
+}
+
+/// One GEMM ready to run: random `A`, `B` in `[-1, 1)`, all buffers allocated.
+pub struct GemmCase {
+    /// Rows of C.
+    pub m: usize,
+    /// Columns of C.
+    pub n: usize,
+    /// Inner dimension.
+    pub k: usize,
+    variant: GemmVariant,
+    a: Vec<f32>,
+    b: Vec<f32>,
+    c: Vec<f32>,
+    work: Vec<f32>,
+}
+
+fn random(rng: &mut SplitMix64, len: usize) -> Vec<f32> {
+    (0..len)
+        .map(|_| (rng.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
+        .collect()
+}
+
+impl GemmCase {
+    /// Allocates and fills the operands.
+    pub fn new(variant: GemmVariant, m: usize, n: usize, k: usize) -> Result<Self> {
+        let mut rng = SplitMix64(0x6e6e_6265_6e63_6801);
+        let work = match variant {
+            GemmVariant::Sgemm => gemm_pack_len(m, n, k),
+            GemmVariant::Naive => 0,
+            GemmVariant::Tiled32 => tiled32_work_len(m, n, k)?,
+        };
+        Ok(Self {
+            m,
+            n,
+            k,
+            variant,
+            a: random(&mut rng, m * k),
+            b: random(&mut rng, k * n),
+            c: vec![0.0; m * n],
+            work: vec![0.0; work],
+        })
+    }
+
+    /// Floating-point operations of one run, `2·m·n·k`.
+    pub fn flop(&self) -> u64 {
+        2 * (self.m * self.n * self.k) as u64
+    }
+
+    /// Computes `C = A·B` once.
+    pub fn run(&mut self) -> Result<()> {
+        let (m, n, k) = (self.m, self.n, self.k);
+        match self.variant {
+            GemmVariant::Sgemm => {
+                let (rm, no) = (Order::RowMajor, Transpose::No);
+                sgemm(
+                    rm,
+                    no,
+                    no,
+                    m,
+                    n,
+                    k,
+                    1.0,
+                    &self.a,
+                    k,
+                    &self.b,
+                    n,
+                    0.0,
+                    &mut self.c,
+                    n,
+                    &mut self.work,
+                )
+            }
+            GemmVariant::Naive => sgemm_naive(m, n, k, &self.a, &self.b, &mut self.c),
+            GemmVariant::Tiled32 => {
+                sgemm_tiled32(m, n, k, &self.a, &self.b, &mut self.c, &mut self.work)
+            }
+        }
+    }
+}
+
+/// Seed 004's nine test shapes (input width, height, square kernel side): one input and one
+/// output channel, stride 1, no padding, as in its memory formulas.
+pub const SEED004: [(usize, usize, usize); 9] = [
+    (227, 227, 11),
+    (227, 227, 7),
+    (24, 24, 3),
+    (112, 112, 3),
+    (56, 56, 3),
+    (514, 514, 3),
+    (720, 480, 5),
+    (1920, 1080, 5),
+    (7, 7, 3),
+];
+
+/// A labelled conv shape.
+pub struct ConvShape {
+    /// Name in tables and JSON.
+    pub id: String,
+    /// The geometry.
+    pub shape: Conv2dShape,
+}
+
+/// The seed-004 shapes, then FastPoorNet's seven conv layers reconstructed from their GEMM
+/// shapes (M = Oh·Ow, N = c_out, K = c_in·kh·kw): 224² × 3 → 64, 11×11 stride 4 (54²), then
+/// 25² (64 → 192) and 12² layers of 3×3 with padding 1.
+pub fn conv_shapes() -> Vec<ConvShape> {
+    let mut v: Vec<ConvShape> = SEED004
+        .iter()
+        .map(|&(w, h, k)| ConvShape {
+            id: format!("{w}x{h}/{k}x{k}"),
+            shape: Conv2dShape::new(1, 1, h, w, 1, k, k),
+        })
+        .collect();
+    let mut first = Conv2dShape::new(1, 3, 224, 224, 64, 11, 11);
+    first.stride_h = 4;
+    first.stride_w = 4;
+    v.push(ConvShape {
+        id: "fpn1 3x224^2->64 11x11/4".into(),
+        shape: first,
+    });
+    for (i, (hw, cin, cout)) in [
+        (25, 64, 192),
+        (12, 192, 96),
+        (12, 96, 160),
+        (12, 160, 144),
+        (12, 144, 160),
+        (12, 160, 256),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut s = Conv2dShape::new(1, cin, hw, hw, cout, 3, 3);
+        s.pad_top = 1;
+        s.pad_left = 1;
+        s.pad_bottom = 1;
+        s.pad_right = 1;
+        v.push(ConvShape {
+            id: format!("fpn{} {cin}x{hw}^2->{cout} 3x3", i + 2),
+            shape: s,
+        });
+    }
+    v
+}
+
+/// The methods measured on `shape`: direct, im2col, MEC, MFCA with the paper's `m`.
+pub fn conv_methods(shape: &Conv2dShape) -> Result<Vec<ConvMethod>> {
+    Ok(vec![
+        ConvMethod::Direct,
+        ConvMethod::Im2col,
+        ConvMethod::Mec,
+        ConvMethod::Mfca {
+            m: mfca_best_m(shape)?,
+        },
+    ])
+}
+
+/// One convolution ready to run.
+pub struct ConvCase {
+    /// The method.
+    pub method: ConvMethod,
+    /// The geometry.
+    pub shape: Conv2dShape,
+    x: Vec<f32>,
+    w: Vec<f32>,
+    y: Vec<f32>,
+    ws: Vec<f32>,
+}
+
+impl ConvCase {
+    /// Allocates input, weights, output and the method's workspace.
+    pub fn new(method: ConvMethod, shape: Conv2dShape) -> Result<Self> {
+        let d = shape.dims()?;
+        let mut rng = SplitMix64(0x6e6e_6265_6e63_6802);
+        Ok(Self {
+            method,
+            shape,
+            x: random(&mut rng, d.input_len),
+            w: random(&mut rng, d.weight_len),
+            y: vec![0.0; d.output_len],
+            ws: vec![0.0; workspace_len(method, &shape)?],
+        })
+    }
+
+    /// Workspace in bytes.
+    pub fn workspace_bytes(&self) -> usize {
+        self.ws.len() * 4
+    }
+
+    /// Multiply-adds of one run, counted as 2 flops each.
+    pub fn flop(&self) -> u64 {
+        let d = self.shape.dims().expect("validated");
+        2 * (d.output_len * d.k) as u64
+    }
+
+    /// Computes the convolution once.
+    pub fn run(&mut self) -> Result<()> {
+        conv2d(
+            self.method,
+            &self.shape,
+            &self.x,
+            &self.w,
+            None,
+            &mut self.y,
+            &mut self.ws,
+        )
+    }
+}

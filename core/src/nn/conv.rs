@@ -1,0 +1,647 @@
+//! 2-D convolution of NCHW `f32` tensors (cross-correlation, as in every CNN framework) with
+//! stride, asymmetric zero padding, dilation and groups (depthwise when `groups = c_in`), by four
+//! methods that compute the same result and differ in speed and working memory:
+//!
+//! * [`ConvMethod::Direct`]: nested loops, no working memory;
+//! * [`ConvMethod::Im2col`]: lower the input to a `(C/g·Kh·Kw) × (Oh·Ow)` matrix, one GEMM per
+//!   group (skipped lowering for 1×1, stride-1, unpadded kernels, whose input already is that
+//!   matrix);
+//! * [`ConvMethod::Mec`]: Cho & Brand's memory-efficient convolution (2017): lower each output
+//!   column's `Hp × Kw` input strip once (`Ow × Hp·Kw·C/g`), then one GEMM per output row over an
+//!   overlapping window of that matrix;
+//! * [`ConvMethod::Mfca`]: seed 004's method: split the output into `m` column blocks, lower and
+//!   multiply one block at a time, and copy ("concatenate") its result into the output.
+//!
+//! Weights are `c_out × c_in/groups × kh × kw` (ONNX / PyTorch order), bias one value per output
+//! channel. [`workspace_len`] gives each method's working memory; [`choose_method`] picks the
+//! fastest that fits a budget (direct for few output channels per group, else im2col, MFCA, MEC,
+//! direct, as measured). [`lowered_len`], [`mfca_model_len`] and [`mfca_best_m`] are the
+//! memory model of seed 004 (see their docs for where the paper's formulas and the methods
+//! differ).
+
+use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
+use super::tensor::{checked_bytes, checked_product};
+use crate::error::{Error, Result};
+
+/// Geometry of one 2-D convolution. Lengths are in elements; the output size follows from the
+/// rest ([`Conv2dShape::dims`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Conv2dShape {
+    /// Batch size.
+    pub n: usize,
+    /// Input channels (a multiple of `groups`).
+    pub c_in: usize,
+    /// Input height.
+    pub h: usize,
+    /// Input width.
+    pub w: usize,
+    /// Output channels (a multiple of `groups`).
+    pub c_out: usize,
+    /// Kernel height.
+    pub kh: usize,
+    /// Kernel width.
+    pub kw: usize,
+    /// Vertical stride.
+    pub stride_h: usize,
+    /// Horizontal stride.
+    pub stride_w: usize,
+    /// Zero rows above the input.
+    pub pad_top: usize,
+    /// Zero columns left of the input.
+    pub pad_left: usize,
+    /// Zero rows below the input.
+    pub pad_bottom: usize,
+    /// Zero columns right of the input.
+    pub pad_right: usize,
+    /// Vertical dilation (1 = dense kernel).
+    pub dilation_h: usize,
+    /// Horizontal dilation (1 = dense kernel).
+    pub dilation_w: usize,
+    /// Channel groups: input and output channels are split into `groups` independent
+    /// convolutions (`groups = c_in = c_out` is depthwise).
+    pub groups: usize,
+}
+
+impl Conv2dShape {
+    /// A convolution of `n × c_in × h × w` by `c_out` kernels of `kh × kw`, with stride 1, no
+    /// padding, no dilation, one group; change the public fields for the rest.
+    pub const fn new(
+        n: usize,
+        c_in: usize,
+        h: usize,
+        w: usize,
+        c_out: usize,
+        kh: usize,
+        kw: usize,
+    ) -> Self {
+        Self {
+            n,
+            c_in,
+            h,
+            w,
+            c_out,
+            kh,
+            kw,
+            stride_h: 1,
+            stride_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            pad_bottom: 0,
+            pad_right: 0,
+            dilation_h: 1,
+            dilation_w: 1,
+            groups: 1,
+        }
+    }
+
+    /// Validates the shape and derives the output size and buffer lengths.
+    ///
+    /// # Errors
+    /// [`Error::ZeroSize`] if a size, stride, dilation or `groups` is 0;
+    /// [`Error::InvalidArgument`] if `groups` does not divide `c_in` and `c_out`;
+    /// [`Error::SizeMismatch`] if the dilated kernel is larger than the padded input;
+    /// [`Error::Overflow`] if a length (or its byte count) overflows.
+    pub fn dims(&self) -> Result<ConvDims> {
+        let s = self;
+        let all = [
+            s.n,
+            s.c_in,
+            s.h,
+            s.w,
+            s.c_out,
+            s.kh,
+            s.kw,
+            s.stride_h,
+            s.stride_w,
+            s.dilation_h,
+            s.dilation_w,
+            s.groups,
+        ];
+        if all.contains(&0) {
+            return Err(Error::ZeroSize);
+        }
+        if s.c_in % s.groups != 0 || s.c_out % s.groups != 0 {
+            return Err(Error::InvalidArgument);
+        }
+        let out = |size: usize, pa: usize, pb: usize, k: usize, d: usize, st: usize| {
+            let padded = size
+                .checked_add(pa)
+                .and_then(|x| x.checked_add(pb))
+                .ok_or(Error::Overflow)?;
+            let span = (k - 1)
+                .checked_mul(d)
+                .and_then(|x| x.checked_add(1))
+                .ok_or(Error::Overflow)?;
+            if padded < span {
+                return Err(Error::SizeMismatch);
+            }
+            Ok(((padded - span) / st + 1, padded))
+        };
+        let (out_h, padded_h) = out(s.h, s.pad_top, s.pad_bottom, s.kh, s.dilation_h, s.stride_h)?;
+        let (out_w, _) = out(s.w, s.pad_left, s.pad_right, s.kw, s.dilation_w, s.stride_w)?;
+        let cg = s.c_in / s.groups;
+        let dims = ConvDims {
+            out_h,
+            out_w,
+            padded_h,
+            input_len: checked_bytes(checked_product(&[s.n, s.c_in, s.h, s.w])?)?,
+            weight_len: checked_bytes(checked_product(&[s.c_out, cg, s.kh, s.kw])?)?,
+            output_len: checked_bytes(checked_product(&[s.n, s.c_out, out_h, out_w])?)?,
+            k: checked_product(&[cg, s.kh, s.kw])?,
+        };
+        Ok(dims)
+    }
+
+    const fn cg(&self) -> usize {
+        self.c_in / self.groups
+    }
+
+    const fn ocg(&self) -> usize {
+        self.c_out / self.groups
+    }
+
+    /// Whether im2col lowering is the identity (1×1 kernel, stride 1, no padding).
+    const fn is_pointwise(&self) -> bool {
+        self.kh == 1
+            && self.kw == 1
+            && self.stride_h == 1
+            && self.stride_w == 1
+            && self.pad_top == 0
+            && self.pad_left == 0
+            && self.pad_bottom == 0
+            && self.pad_right == 0
+    }
+}
+
+/// Sizes derived from a valid [`Conv2dShape`] (elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConvDims {
+    /// Output height `(h + pad_top + pad_bottom − dilation_h·(kh − 1) − 1) / stride_h + 1`.
+    pub out_h: usize,
+    /// Output width, likewise.
+    pub out_w: usize,
+    /// Padded input height `h + pad_top + pad_bottom`.
+    pub padded_h: usize,
+    /// Input length `n·c_in·h·w`.
+    pub input_len: usize,
+    /// Weight length `c_out·(c_in/groups)·kh·kw`.
+    pub weight_len: usize,
+    /// Output length `n·c_out·out_h·out_w`.
+    pub output_len: usize,
+    /// Inner GEMM dimension `(c_in/groups)·kh·kw`.
+    pub k: usize,
+}
+
+/// How [`conv2d`] computes a convolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConvMethod {
+    /// Direct nested loops; no working memory.
+    Direct,
+    /// im2col lowering and one GEMM per group and image.
+    Im2col,
+    /// MEC (Cho & Brand 2017): column strips lowered once, one GEMM per output row.
+    Mec,
+    /// MFCA (seed 004): `m` column blocks lowered and multiplied one at a time
+    /// (`1 ≤ m ≤ out_w`; [`mfca_best_m`] gives the paper's choice).
+    Mfca {
+        /// Number of column blocks.
+        m: usize,
+    },
+}
+
+fn add(a: usize, b: usize) -> Result<usize> {
+    a.checked_add(b).ok_or(Error::Overflow)
+}
+
+/// Width of MFCA's widest column block, `⌈out_w / m⌉`, checking `1 ≤ m ≤ out_w`.
+fn mfca_block_w(d: &ConvDims, m: usize) -> Result<usize> {
+    if m == 0 || m > d.out_w {
+        return Err(Error::InvalidArgument);
+    }
+    Ok(d.out_w.div_ceil(m))
+}
+
+/// Working memory (`f32` elements) that [`conv2d`] needs for `method` on `shape`:
+/// * Direct: 0;
+/// * Im2col: the lowered matrix `K·Oh·Ow` (0 for pointwise kernels), plus GEMM packing;
+/// * Mec: the lowered matrix `Ow·Hp·Kw·C/g`, the weights reordered (`K·c_out/g`), GEMM packing;
+/// * Mfca{m}: one block's lowered matrix `K·Oh·⌈Ow/m⌉`, its `c_out/g × Oh·⌈Ow/m⌉` result, GEMM
+///   packing;
+///
+/// with `K = C/g·Kh·Kw`, `Hp` the padded height and packing [`gemm_pack_len`] of the largest
+/// GEMM. The workspace is reused across images and groups.
+///
+/// # Errors
+/// Those of [`Conv2dShape::dims`]; [`Error::InvalidArgument`] for an MFCA `m` outside
+/// `1..=out_w`; [`Error::Overflow`] if the length overflows.
+pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    let (oh, ow, k, ocg) = (d.out_h, d.out_w, d.k, shape.ocg());
+    let len = match method {
+        ConvMethod::Direct => 0,
+        ConvMethod::Im2col => {
+            let ohw = checked_product(&[oh, ow])?;
+            let lowered = if shape.is_pointwise() {
+                0
+            } else {
+                checked_product(&[k, ohw])?
+            };
+            add(lowered, gemm_pack_len(ocg, ohw, k))?
+        }
+        ConvMethod::Mec => {
+            let lowered = lowered_len(ConvMethod::Mec, shape)?;
+            let kg = if shape.dilation_h == 1 {
+                k
+            } else {
+                shape.kw * shape.cg()
+            };
+            add(
+                add(lowered, checked_product(&[k, ocg])?)?,
+                gemm_pack_len(ow, ocg, kg),
+            )?
+        }
+        ConvMethod::Mfca { m } => {
+            let cols = checked_product(&[oh, mfca_block_w(&d, m)?])?;
+            let lowered = checked_product(&[k, cols])?;
+            let result = checked_product(&[ocg, cols])?;
+            add(add(lowered, result)?, gemm_pack_len(ocg, cols, k))?
+        }
+    };
+    checked_bytes(len)?;
+    Ok(len)
+}
+
+/// Elements of the lowered input matrix alone (what seed 004's memory formulas count, less the
+/// kernel's `Kh·Kw`), per image and group:
+/// * Direct: 0; Im2col: `K·Oh·Ow` (also for pointwise kernels);
+/// * Mec: `Ow·Hp·Kw·C/g` (one `Hp × Kw` strip per output column);
+/// * Mfca{m}: `K·Oh·⌈Ow/m⌉` (one block at a time).
+///
+/// # Errors
+/// As [`workspace_len`].
+pub fn lowered_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    match method {
+        ConvMethod::Direct => Ok(0),
+        ConvMethod::Im2col => checked_product(&[d.k, d.out_h, d.out_w]),
+        ConvMethod::Mec => checked_product(&[d.out_w, d.padded_h, shape.kw, shape.cg()]),
+        ConvMethod::Mfca { m } => checked_product(&[d.k, d.out_h, mfca_block_w(&d, m)?]),
+    }
+}
+
+/// Seed 004's memory model of MFCA with `m` blocks, in elements, for one channel:
+/// `M(m) = (⌈Ow/m⌉ + Kw − 1)·Kh·(m·Oh + Ow)`. The paper writes `Ow/m`; where `m` does not divide
+/// `Ow` the blocks cannot all be equal, and the widest, `⌈Ow/m⌉`, is what must be stored, so we
+/// round up. This is the quantity the paper minimises to choose `m`; it is not the working
+/// memory of our implementation ([`workspace_len`]), which lowers one block at a time.
+///
+/// # Errors
+/// As [`workspace_len`] for `ConvMethod::Mfca { m }`.
+pub fn mfca_model_len(shape: &Conv2dShape, m: usize) -> Result<usize> {
+    let d = shape.dims()?;
+    let bw = mfca_block_w(&d, m)?;
+    let strip = add(bw, shape.kw - 1)?;
+    let rows = add(checked_product(&[m, d.out_h])?, d.out_w)?;
+    checked_product(&[strip, shape.kh, rows])
+}
+
+/// The paper's choice of `m` for MFCA: the real minimiser of `(Ow/m + Kw − 1)·Kh·(m·Oh + Ow)`,
+/// `m* = √(Ow² / ((Kw − 1)·Oh))`, rounded to whichever integer neighbour gives the smaller
+/// [`mfca_model_len`] (the smaller `m` on a tie), clamped to `1..=Ow`. For `Kw = 1` the model
+/// decreases in `m` and the answer is `Ow`.
+///
+/// # Errors
+/// Those of [`Conv2dShape::dims`].
+pub fn mfca_best_m(shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    let ow = d.out_w;
+    if shape.kw == 1 {
+        return Ok(ow);
+    }
+    let ratio = (ow as f64) * (ow as f64) / (((shape.kw - 1) as f64) * (d.out_h as f64));
+    let m_star = libm::sqrt(ratio);
+    let lo = (libm::floor(m_star) as usize).clamp(1, ow);
+    let hi = (libm::ceil(m_star) as usize).clamp(1, ow);
+    if lo == hi {
+        return Ok(lo);
+    }
+    let (a, b) = (mfca_model_len(shape, lo)?, mfca_model_len(shape, hi)?);
+    Ok(if b < a { hi } else { lo })
+}
+
+/// Output channels per group up to which [`choose_method`] prefers [`ConvMethod::Direct`]: the
+/// GEMM methods then multiply a matrix with at most this many rows, which fills a fraction of the
+/// `MR`-row register tile, and lowering costs more than it saves. Measured (BENCHMARKS.md,
+/// "Convolution methods"): at `c_out/g = 1` (seed 004's nine shapes) direct is 3–8× faster than
+/// the fastest GEMM method; at `c_out/g ≥ 64` (FastPoorNet) it is 3–7× slower. The cut at 4 lies
+/// between the two measured regimes and is not itself measured.
+pub const DIRECT_MAX_COUT_PER_GROUP: usize = 4;
+
+/// The fastest method whose [`workspace_len`] fits `budget_bytes` (bytes of `f32` workspace).
+///
+/// When `c_out/groups ≤` [`DIRECT_MAX_COUT_PER_GROUP`] (single-channel filters, depthwise
+/// layers) that is [`ConvMethod::Direct`], which also needs no workspace. Otherwise the methods
+/// are tried in their measured order of speed on the FastPoorNet layers (single-threaded,
+/// BENCHMARKS.md): im2col (fastest on 5 of 7), MFCA with [`mfca_best_m`] (3–41 % slower than
+/// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
+/// on 6 of 7: its GEMMs have only `out_w` rows), then direct, which always fits.
+///
+/// # Errors
+/// Those of [`Conv2dShape::dims`].
+pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMethod> {
+    shape.dims()?;
+    if shape.ocg() <= DIRECT_MAX_COUT_PER_GROUP {
+        return Ok(ConvMethod::Direct);
+    }
+    let m = mfca_best_m(shape)?;
+    let candidates = [ConvMethod::Im2col, ConvMethod::Mfca { m }, ConvMethod::Mec];
+    for method in candidates {
+        if let Ok(len) = workspace_len(method, shape) {
+            if len.saturating_mul(4) <= budget_bytes {
+                return Ok(method);
+            }
+        }
+    }
+    Ok(ConvMethod::Direct)
+}
+
+/// Convolves `input` (`n × c_in × h × w`, packed NCHW) with `weights`
+/// (`c_out × c_in/groups × kh × kw`) into `output` (`n × c_out × out_h × out_w`), adding
+/// `bias[oc]` to every output of channel `oc` when given. `workspace` holds at least
+/// [`workspace_len`]`(method, shape)` elements; its contents are meaningless before and after.
+/// Results of different methods agree up to `f32` rounding (the summation orders differ).
+///
+/// # Errors
+/// Those of [`workspace_len`]; [`Error::BufferTooSmall`] if `input`, `weights`, `output`,
+/// `bias` (fewer than `c_out` values) or `workspace` is too short. Nothing is written on error.
+#[allow(clippy::too_many_arguments)]
+pub fn conv2d(
+    method: ConvMethod,
+    shape: &Conv2dShape,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+    workspace: &mut [f32],
+) -> Result<()> {
+    let d = shape.dims()?;
+    let ws = workspace_len(method, shape)?;
+    if input.len() < d.input_len
+        || weights.len() < d.weight_len
+        || output.len() < d.output_len
+        || workspace.len() < ws
+        || bias.is_some_and(|b| b.len() < shape.c_out)
+    {
+        return Err(Error::BufferTooSmall);
+    }
+    let s = shape;
+    let (cg, ocg) = (s.cg(), s.ocg());
+    let in_g = cg * s.h * s.w;
+    let ohw = d.out_h * d.out_w;
+    let out_g = ocg * ohw;
+    let w_g = ocg * d.k;
+    for b in 0..s.n {
+        for g in 0..s.groups {
+            let x = &input[(b * s.groups + g) * in_g..][..in_g];
+            let wt = &weights[g * w_g..][..w_g];
+            let y = &mut output[(b * s.groups + g) * out_g..][..out_g];
+            match bias {
+                Some(bias) => {
+                    for (plane, &v) in y.chunks_exact_mut(ohw).zip(&bias[g * ocg..(g + 1) * ocg]) {
+                        plane.fill(v);
+                    }
+                }
+                None => y.fill(0.0),
+            }
+            match method {
+                ConvMethod::Direct => direct(s, &d, x, wt, y),
+                ConvMethod::Im2col => im2col_gemm(s, &d, x, wt, y, workspace)?,
+                ConvMethod::Mec => mec(s, &d, x, wt, y, workspace)?,
+                ConvMethod::Mfca { m } => mfca(s, &d, m, x, wt, y, workspace)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Output columns `ox` whose input column `ox·stride + kx·dilation − pad` lies in `0..w`.
+fn valid_range(out: usize, size: usize, pad: usize, stride: usize, off: usize) -> (usize, usize) {
+    // ix = ox·stride + off − pad ≥ 0  ⇔  ox ≥ ⌈(pad − off) / stride⌉
+    let lo = if pad > off {
+        (pad - off).div_ceil(stride)
+    } else {
+        0
+    };
+    // ix ≤ size − 1  ⇔  ox ≤ (size − 1 + pad − off) / stride
+    let hi = match (size - 1 + pad).checked_sub(off) {
+        Some(x) => (x / stride + 1).min(out),
+        None => 0,
+    };
+    (lo.min(hi), hi)
+}
+
+/// Direct convolution of one image and group, accumulating into `y` (already holding the bias).
+fn direct(s: &Conv2dShape, d: &ConvDims, x: &[f32], wt: &[f32], y: &mut [f32]) {
+    let (oh, ow, hw) = (d.out_h, d.out_w, s.h * s.w);
+    for (oc, plane) in y.chunks_exact_mut(oh * ow).enumerate() {
+        for ic in 0..s.cg() {
+            let xc = &x[ic * hw..][..hw];
+            for ky in 0..s.kh {
+                let (oy0, oy1) = valid_range(oh, s.h, s.pad_top, s.stride_h, ky * s.dilation_h);
+                for kx in 0..s.kw {
+                    let wv = wt[((oc * s.cg() + ic) * s.kh + ky) * s.kw + kx];
+                    let off = kx * s.dilation_w;
+                    let (ox0, ox1) = valid_range(ow, s.w, s.pad_left, s.stride_w, off);
+                    for oy in oy0..oy1 {
+                        let iy = oy * s.stride_h + ky * s.dilation_h - s.pad_top;
+                        let row = &xc[iy * s.w..][..s.w];
+                        let out = &mut plane[oy * ow..][..ow];
+                        if s.stride_w == 1 {
+                            let ix0 = ox0 + off - s.pad_left;
+                            for (o, &v) in out[ox0..ox1].iter_mut().zip(&row[ix0..]) {
+                                *o += wv * v;
+                            }
+                        } else {
+                            for (ox, o) in out.iter_mut().enumerate().take(ox1).skip(ox0) {
+                                *o += wv * row[ox * s.stride_w + off - s.pad_left];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Writes the im2col matrix of output columns `x0..x0 + bw` into `col`
+/// (`K × Oh·bw`, row `(ic·Kh + ky)·Kw + kx`, column `oy·bw + ox − x0`).
+#[allow(clippy::too_many_arguments)]
+fn lower_im2col(s: &Conv2dShape, d: &ConvDims, x: &[f32], x0: usize, bw: usize, col: &mut [f32]) {
+    let (oh, hw) = (d.out_h, s.h * s.w);
+    let mut rows = col.chunks_exact_mut(oh * bw);
+    for ic in 0..s.cg() {
+        let xc = &x[ic * hw..][..hw];
+        for ky in 0..s.kh {
+            let (oy0, oy1) = valid_range(oh, s.h, s.pad_top, s.stride_h, ky * s.dilation_h);
+            for kx in 0..s.kw {
+                let Some(r) = rows.next() else { return };
+                let off = kx * s.dilation_w;
+                let (ox0, ox1) = valid_range(d.out_w, s.w, s.pad_left, s.stride_w, off);
+                let (ox0, ox1) = (ox0.clamp(x0, x0 + bw), ox1.clamp(x0, x0 + bw));
+                for (oy, out) in r.chunks_exact_mut(bw).enumerate() {
+                    if oy < oy0 || oy >= oy1 || ox0 >= ox1 {
+                        out.fill(0.0);
+                        continue;
+                    }
+                    let iy = oy * s.stride_h + ky * s.dilation_h - s.pad_top;
+                    let row = &xc[iy * s.w..][..s.w];
+                    out[..ox0 - x0].fill(0.0);
+                    out[ox1 - x0..].fill(0.0);
+                    let dst = &mut out[ox0 - x0..ox1 - x0];
+                    if s.stride_w == 1 {
+                        let ix0 = ox0 + off - s.pad_left;
+                        dst.copy_from_slice(&row[ix0..ix0 + dst.len()]);
+                    } else {
+                        for (i, o) in dst.iter_mut().enumerate() {
+                            *o = row[(ox0 + i) * s.stride_w + off - s.pad_left];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn im2col_gemm(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    x: &[f32],
+    wt: &[f32],
+    y: &mut [f32],
+    ws: &mut [f32],
+) -> Result<()> {
+    let ohw = d.out_h * d.out_w;
+    let (col, pack): (&[f32], &mut [f32]) = if s.is_pointwise() {
+        (x, ws)
+    } else {
+        let (col, pack) = ws.split_at_mut(d.k * ohw);
+        lower_im2col(s, d, x, 0, d.out_w, col);
+        (col, pack)
+    };
+    let (n, k) = (ohw, d.k);
+    let (no, rm) = (Transpose::No, Order::RowMajor);
+    sgemm(
+        rm,
+        no,
+        no,
+        s.ocg(),
+        n,
+        k,
+        1.0,
+        wt,
+        k,
+        col,
+        n,
+        1.0,
+        y,
+        n,
+        pack,
+    )
+}
+
+fn mfca(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    m: usize,
+    x: &[f32],
+    wt: &[f32],
+    y: &mut [f32],
+    ws: &mut [f32],
+) -> Result<()> {
+    let (oh, ow, k, ocg) = (d.out_h, d.out_w, d.k, s.ocg());
+    let wb = ow.div_ceil(m);
+    let (col, rest) = ws.split_at_mut(k * oh * wb);
+    let (res, pack) = rest.split_at_mut(ocg * oh * wb);
+    let (no, rm) = (Transpose::No, Order::RowMajor);
+    for x0 in (0..ow).step_by(wb) {
+        let bw = wb.min(ow - x0);
+        let n = oh * bw;
+        lower_im2col(s, d, x, x0, bw, &mut col[..k * n]);
+        sgemm(rm, no, no, ocg, n, k, 1.0, wt, k, col, n, 0.0, res, n, pack)?;
+        // Concatenate: add the block's rows into the output (which holds the bias).
+        for (plane, r) in y.chunks_exact_mut(oh * ow).zip(res.chunks_exact(n)) {
+            for (out_row, r_row) in plane.chunks_exact_mut(ow).zip(r.chunks_exact(bw)) {
+                for (o, &v) in out_row[x0..x0 + bw].iter_mut().zip(r_row) {
+                    *o += v;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn mec(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    x: &[f32],
+    wt: &[f32],
+    y: &mut [f32],
+    ws: &mut [f32],
+) -> Result<()> {
+    let (oh, ow, k, cg, ocg) = (d.out_h, d.out_w, d.k, s.cg(), s.ocg());
+    let (hp, kw, hw) = (d.padded_h, s.kw, s.h * s.w);
+    let ld = hp * kw * cg;
+    let (l, rest) = ws.split_at_mut(ow * ld);
+    let (wr, pack) = rest.split_at_mut(k * ocg);
+    // L[ox][(iy·Kw + kx)·Cg + ic] = padded input (ic, iy, ox·sw + kx·dw).
+    for (ox, lrow) in l.chunks_exact_mut(ld).enumerate() {
+        for (iy, strip) in lrow.chunks_exact_mut(kw * cg).enumerate() {
+            let y_in = iy.checked_sub(s.pad_top).filter(|&v| v < s.h);
+            for kx in 0..kw {
+                let ix = (ox * s.stride_w + kx * s.dilation_w)
+                    .checked_sub(s.pad_left)
+                    .filter(|&v| v < s.w);
+                for ic in 0..cg {
+                    strip[kx * cg + ic] = match (y_in, ix) {
+                        (Some(yy), Some(xx)) => x[ic * hw + yy * s.w + xx],
+                        _ => 0.0,
+                    };
+                }
+            }
+        }
+    }
+    // W'[(ky·Kw + kx)·Cg + ic][oc] = W[oc][ic][ky][kx].
+    for oc in 0..ocg {
+        for ic in 0..cg {
+            for ky in 0..s.kh {
+                for kx in 0..kw {
+                    wr[((ky * kw + kx) * cg + ic) * ocg + oc] =
+                        wt[((oc * cg + ic) * s.kh + ky) * kw + kx];
+                }
+            }
+        }
+    }
+    // Output row oy as a column-major Ow × Cout/g matrix (element (ox, oc) at oc·Oh·Ow + ox),
+    // from the Ow × K window of L starting at row oy·sh (transposed view of the row-major L).
+    let ohw = oh * ow;
+    let (yes, cm) = (Transpose::Yes, Order::ColMajor);
+    let strip = kw * cg;
+    for oy in 0..oh {
+        let c = &mut y[oy * ow..];
+        if s.dilation_h == 1 {
+            let a = &l[oy * s.stride_h * strip..];
+            sgemm(
+                cm, yes, yes, ow, ocg, k, 1.0, a, ld, wr, ocg, 1.0, c, ohw, pack,
+            )?;
+        } else {
+            for ky in 0..s.kh {
+                let a = &l[(oy * s.stride_h + ky * s.dilation_h) * strip..];
+                let b = &wr[ky * strip * ocg..];
+                sgemm(
+                    cm, yes, yes, ow, ocg, strip, 1.0, a, ld, b, ocg, 1.0, c, ohw, pack,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
