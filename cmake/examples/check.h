@@ -140,4 +140,28 @@ static inline mv_rect rect(int32_t x, int32_t y, int32_t w, int32_t h)
     return r;
 }
 
+/* An integer hash of a lattice point and a seed, in [0, 255] (test textures). */
+static inline uint8_t hash8(uint32_t x, uint32_t y, uint32_t seed)
+{
+    uint32_t h = x * 0x9E3779B9u ^ y * 0x85EBCA6Bu ^ seed * 0xC2B2AE35u;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    return (uint8_t)(h >> 24);
+}
+
+/* An image descriptor taken as given (no validation), so tests can build invalid ones: data_size
+ * exactly the documented minimum, stride·(height−1) + width·pixel size. */
+static inline mv_image image(void *data, uint32_t w, uint32_t h, size_t stride, mv_pixel_format f)
+{
+    mv_image im;
+    im.data = data;
+    im.width = w;
+    im.height = h;
+    im.stride = stride;
+    im.format = f;
+    im.data_size = stride * (h - 1) + (size_t)w * mv_pixel_format_size(f);
+    return im;
+}
+
 #endif /* MVISION_TEST_CHECK_H */

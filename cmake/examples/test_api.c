@@ -24,20 +24,6 @@
 /* Helpers                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* An image descriptor taken as given (no validation), so tests can build invalid ones. */
-static mv_image image(void *data, uint32_t w, uint32_t h, size_t stride, mv_pixel_format f)
-{
-    mv_image im;
-    im.data = data;
-    im.width = w;
-    im.height = h;
-    im.stride = stride;
-    im.format = f;
-    /* Exactly the documented minimum: stride·(height−1) + width·pixel size. */
-    im.data_size = stride * (h - 1) + (size_t)w * mv_pixel_format_size(f);
-    return im;
-}
-
 static mv_border border(mv_border_mode mode, float value)
 {
     mv_border b;

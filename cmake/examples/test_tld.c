@@ -50,14 +50,6 @@ static uint8_t g_flat[H * W];           /* nothing to track */
 static uint16_t g_frame16[H * W];
 static uint8_t g_small[(H - 1) * W];
 
-static uint8_t hash8(uint32_t x, uint32_t y, uint32_t seed)
-{
-    uint32_t h = x * 0x9E3779B9u ^ y * 0x85EBCA6Bu ^ seed * 0xC2B2AE35u;
-    h ^= h >> 15;
-    h *= 0x2C1B3C6Du;
-    h ^= h >> 12;
-    return (uint8_t)(h >> 24);
-}
 
 /* Background: 4 x 4 blocks of hash noise; object (20 x 16 at (ox, oy)): 3 x 3 blocks. */
 static void draw(uint8_t *dst, size_t stride, uint32_t ox, uint32_t oy)
@@ -74,17 +66,6 @@ static void draw(uint8_t *dst, size_t stride, uint32_t ox, uint32_t oy)
     }
 }
 
-static mv_image image(void *data, uint32_t w, uint32_t h, size_t stride, mv_pixel_format f)
-{
-    mv_image im;
-    im.data = data;
-    im.width = w;
-    im.height = h;
-    im.stride = stride;
-    im.format = f;
-    im.data_size = stride * (h - 1) + (size_t)w * mv_pixel_format_size(f);
-    return im;
-}
 
 #define BOX rect(30, 20, 20, 16)
 

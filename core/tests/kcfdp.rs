@@ -2,9 +2,14 @@
 //! EdgeBoxes proposals follows the box where plain KCF (fixed size) cannot; plus the tracker's
 //! contract (errors, determinism, no allocation in `update`).
 
+#[allow(dead_code)]
+#[path = "common/mod.rs"]
+mod common;
+
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 
+use common::value_noise;
 use counting_alloc::heap_calls;
 use mvision_core::kcf::dp::workspace_len as kcfdp_workspace_len;
 use mvision_core::kcf::{workspace_len, Frame, Kcf, KcfDp, KcfDpParams, KcfParams};
@@ -15,24 +20,6 @@ static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 const W: usize = 240;
 const H: usize = 180;
-
-/// A hashed lattice value in `[0, 255]`.
-fn hash(seed: u64, i: i64, j: i64) -> f32 {
-    let mut z = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (j as u64) << 32;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    ((z ^ (z >> 31)) >> 56) as f32
-}
-
-/// Smooth value noise with lattice cells of `cell` px.
-fn value_noise(seed: u64, x: f32, y: f32, cell: f32) -> f32 {
-    let (fx, fy) = (x / cell, y / cell);
-    let (i, j) = (fx.floor() as i64, fy.floor() as i64);
-    let (tx, ty) = (fx - i as f32, fy - j as f32);
-    let top = hash(seed, i, j) * (1.0 - tx) + hash(seed, i + 1, j) * tx;
-    let bottom = hash(seed, i, j + 1) * (1.0 - tx) + hash(seed, i + 1, j + 1) * tx;
-    top * (1.0 - ty) + bottom * ty
-}
 
 /// The object's box on frame `f` of `n`: it drifts slowly right while its width grows from 40
 /// to 100 px and its height from 36 to 54 px (aspect 1.1 → 1.85).

@@ -10,7 +10,7 @@ mod common;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 
-use common::Rng;
+use common::{value_noise, Rng};
 use counting_alloc::heap_calls;
 use mvision_core::tld::grid::{grid_len, grid_len_bound};
 use mvision_core::tld::{workspace_len, Tld, TldOutput, TldParams};
@@ -18,22 +18,6 @@ use mvision_core::{Error, ImageView, Rect, RectF};
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
-
-/// Smooth value noise in `[0, 255]`: bilinear interpolation of a hashed lattice of `cell` px.
-fn value_noise(seed: u64, x: f32, y: f32, cell: f32) -> f32 {
-    let hash = |i: i64, j: i64| {
-        let mut z = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (j as u64) << 32;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 56) as f32
-    };
-    let (fx, fy) = (x / cell, y / cell);
-    let (i, j) = (fx.floor() as i64, fy.floor() as i64);
-    let (tx, ty) = (fx - i as f32, fy - j as f32);
-    let top = hash(i, j) * (1.0 - tx) + hash(i + 1, j) * tx;
-    let bottom = hash(i, j + 1) * (1.0 - tx) + hash(i + 1, j + 1) * tx;
-    top * (1.0 - ty) + bottom * ty
-}
 
 /// A generated sequence: frames and the true box (`None` while the object is hidden).
 struct Sequence {

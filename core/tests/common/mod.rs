@@ -718,3 +718,21 @@ pub fn resize_f64(src: &Plane<f32>, dw: usize, dh: usize) -> (Plane<f64>, Plane<
         },
     )
 }
+
+/// Smooth value noise in `[0, 255]`: bilinear interpolation of a hashed lattice `cell` px apart
+/// (generated test textures).
+#[allow(dead_code)] // Not every test binary draws textures.
+pub fn value_noise(seed: u64, x: f32, y: f32, cell: f32) -> f32 {
+    let hash = |i: i64, j: i64| {
+        let mut z = seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (j as u64) << 32;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 56) as f32
+    };
+    let (fx, fy) = (x / cell, y / cell);
+    let (i, j) = (fx.floor() as i64, fy.floor() as i64);
+    let (tx, ty) = (fx - i as f32, fy - j as f32);
+    let top = hash(i, j) * (1.0 - tx) + hash(i + 1, j) * tx;
+    let bottom = hash(i, j + 1) * (1.0 - tx) + hash(i + 1, j + 1) * tx;
+    top * (1.0 - ty) + bottom * ty
+}
