@@ -1,0 +1,261 @@
+//! 2-D pooling of NCHW `f32` tensors with ONNX MaxPool / AveragePool semantics: kernel, stride,
+//! asymmetric padding, floor or ceil output size, and for averages whether padding counts in the
+//! divisor; plus global average pooling (ONNX GlobalAveragePool).
+//!
+//! Output size per axis, with `P = in + pad_begin + pad_end`:
+//! * floor mode: `⌊(P − k) / s⌋ + 1`;
+//! * ceil mode: `⌈(P − k) / s⌉ + 1`, less one if the last window would start at or past
+//!   `in + pad_begin`, i.e. entirely in the end padding or beyond (ONNX's rule, shared with
+//!   PyTorch: the last window must start inside the input or the left padding).
+//!
+//! In ceil mode the last window may reach past the end padding; that overhang is never counted.
+//! Max pooling ignores padding (it is −∞). Average pooling divides the sum of the input
+//! elements in a window by the number of input elements in it (`count_include_pad = false`, the
+//! ONNX default) or by the window's size clipped to the padded input (`true`, as PyTorch and
+//! ONNX Runtime do).
+
+use super::tensor::{checked_bytes, checked_product, Shape4};
+use crate::error::{Error, Result};
+
+/// Geometry of one 2-D pooling layer. Lengths in elements; the output size follows from the rest
+/// ([`Pool2dShape::dims`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pool2dShape {
+    /// Batch size.
+    pub n: usize,
+    /// Channels (pooled independently).
+    pub c: usize,
+    /// Input height.
+    pub h: usize,
+    /// Input width.
+    pub w: usize,
+    /// Window height.
+    pub kh: usize,
+    /// Window width.
+    pub kw: usize,
+    /// Vertical stride.
+    pub stride_h: usize,
+    /// Horizontal stride.
+    pub stride_w: usize,
+    /// Padding rows above the input (each `< kh`).
+    pub pad_top: usize,
+    /// Padding columns left of the input (`< kw`).
+    pub pad_left: usize,
+    /// Padding rows below the input (`< kh`).
+    pub pad_bottom: usize,
+    /// Padding columns right of the input (`< kw`).
+    pub pad_right: usize,
+    /// Round the output size up instead of down (ONNX `ceil_mode = 1`).
+    pub ceil_mode: bool,
+    /// Average pooling only: count padding elements in the divisor (ONNX `count_include_pad`).
+    pub count_include_pad: bool,
+}
+
+/// Sizes derived from a valid [`Pool2dShape`] (elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PoolDims {
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Input length `n·c·h·w`.
+    pub input_len: usize,
+    /// Output length `n·c·out_h·out_w`.
+    pub output_len: usize,
+}
+
+impl Pool2dShape {
+    /// A `kh × kw` pooling of `n × c × h × w` with stride equal to the window (non-overlapping,
+    /// as ONNX pooling layers are usually configured), no padding, floor mode, padding not
+    /// counted; change the public fields for the rest.
+    pub const fn new(n: usize, c: usize, h: usize, w: usize, kh: usize, kw: usize) -> Self {
+        Self {
+            n,
+            c,
+            h,
+            w,
+            kh,
+            kw,
+            stride_h: kh,
+            stride_w: kw,
+            pad_top: 0,
+            pad_left: 0,
+            pad_bottom: 0,
+            pad_right: 0,
+            ceil_mode: false,
+            count_include_pad: false,
+        }
+    }
+
+    /// Validates the shape and derives the output size (module docs) and buffer lengths.
+    ///
+    /// # Errors
+    /// [`Error::ZeroSize`] if a size or stride is 0; [`Error::InvalidArgument`] if a padding is
+    /// not smaller than the window along its axis (a window could then hold padding only);
+    /// [`Error::SizeMismatch`] if the window is larger than the padded input;
+    /// [`Error::Overflow`] if a length (or its byte count) overflows.
+    pub fn dims(&self) -> Result<PoolDims> {
+        let s = self;
+        if [s.n, s.c, s.h, s.w, s.kh, s.kw, s.stride_h, s.stride_w].contains(&0) {
+            return Err(Error::ZeroSize);
+        }
+        if s.pad_top >= s.kh || s.pad_bottom >= s.kh || s.pad_left >= s.kw || s.pad_right >= s.kw {
+            return Err(Error::InvalidArgument);
+        }
+        let out_h = out_size(s.h, s.pad_top, s.pad_bottom, s.kh, s.stride_h, s.ceil_mode)?;
+        let out_w = out_size(s.w, s.pad_left, s.pad_right, s.kw, s.stride_w, s.ceil_mode)?;
+        Ok(PoolDims {
+            out_h,
+            out_w,
+            input_len: checked_bytes(checked_product(&[s.n, s.c, s.h, s.w])?)?,
+            output_len: checked_bytes(checked_product(&[s.n, s.c, out_h, out_w])?)?,
+        })
+    }
+}
+
+/// Output length along one axis (module docs).
+fn out_size(
+    size: usize,
+    pa: usize,
+    pb: usize,
+    k: usize,
+    stride: usize,
+    ceil: bool,
+) -> Result<usize> {
+    // pa, pb < k, so these sums cannot overflow unless `size` is near usize::MAX.
+    let padded = size
+        .checked_add(pa)
+        .and_then(|v| v.checked_add(pb))
+        .ok_or(Error::Overflow)?;
+    let span = padded.checked_sub(k).ok_or(Error::SizeMismatch)?;
+    if !ceil {
+        return Ok(span / stride + 1);
+    }
+    let mut out = span.div_ceil(stride) + 1;
+    // The last window must start inside the input or the leading padding.
+    if (out - 1) * stride >= size + pa {
+        out -= 1;
+    }
+    Ok(out)
+}
+
+/// The input range `lo..hi` covered by output `o` along one axis, and the window's extent clipped
+/// to the padded input (the `count_include_pad` divisor along this axis).
+fn window(
+    o: usize,
+    stride: usize,
+    k: usize,
+    pa: usize,
+    size: usize,
+    pb: usize,
+) -> (usize, usize, usize) {
+    let start = o * stride; // in padded coordinates
+    let end_padded = (start + k).min(size + pa + pb);
+    let lo = start.saturating_sub(pa);
+    let hi = (start + k).saturating_sub(pa).min(size);
+    (lo, hi.max(lo), end_padded - start)
+}
+
+fn check(shape: &Pool2dShape, input: &[f32], output: &[f32]) -> Result<PoolDims> {
+    let d = shape.dims()?;
+    if input.len() < d.input_len || output.len() < d.output_len {
+        return Err(Error::BufferTooSmall);
+    }
+    Ok(d)
+}
+
+/// Runs `f(plane, y0..y1, x0..x1, padded_area)` for every output of every plane.
+fn pool(
+    s: &Pool2dShape,
+    d: &PoolDims,
+    input: &[f32],
+    output: &mut [f32],
+    f: impl Fn(&[f32], (usize, usize), (usize, usize), usize) -> f32,
+) {
+    let (hw, ohw) = (s.h * s.w, d.out_h * d.out_w);
+    for (x, y) in input[..d.input_len]
+        .chunks_exact(hw)
+        .zip(output[..d.output_len].chunks_exact_mut(ohw))
+    {
+        for oy in 0..d.out_h {
+            let (y0, y1, ah) = window(oy, s.stride_h, s.kh, s.pad_top, s.h, s.pad_bottom);
+            for ox in 0..d.out_w {
+                let (x0, x1, aw) = window(ox, s.stride_w, s.kw, s.pad_left, s.w, s.pad_right);
+                y[oy * d.out_w + ox] = f(x, (y0, y1), (x0, x1), ah * aw);
+            }
+        }
+    }
+}
+
+/// Max pooling (ONNX MaxPool, one output): each output is the largest input element in its
+/// window; padding never wins. `input` is `n × c × h × w`, `output` `n × c × out_h × out_w`
+/// ([`Pool2dShape::dims`]); `count_include_pad` is ignored. A NaN in a window is skipped unless
+/// every element is NaN.
+///
+/// # Errors
+/// Those of [`Pool2dShape::dims`]; [`Error::BufferTooSmall`] if `input` or `output` is shorter
+/// than its tensor. Nothing is written on error.
+pub fn max_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Result<()> {
+    let d = check(shape, input, output)?;
+    let w = shape.w;
+    pool(shape, &d, input, output, |x, (y0, y1), (x0, x1), _| {
+        let mut m = f32::NEG_INFINITY;
+        let mut any = false;
+        for row in x[y0 * w..y1 * w].chunks_exact(w) {
+            for &v in &row[x0..x1] {
+                any |= !v.is_nan();
+                m = m.max(v);
+            }
+        }
+        if any {
+            m
+        } else {
+            f32::NAN
+        }
+    });
+    Ok(())
+}
+
+/// Average pooling (ONNX AveragePool): each output is the sum of the input elements in its
+/// window divided by their number, or with `count_include_pad` by the window's size clipped to
+/// the padded input (module docs). Buffers as [`max_pool2d`]; sums in `f32`, in row order.
+///
+/// # Errors
+/// As [`max_pool2d`].
+pub fn avg_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Result<()> {
+    let d = check(shape, input, output)?;
+    let (w, include) = (shape.w, shape.count_include_pad);
+    pool(shape, &d, input, output, |x, (y0, y1), (x0, x1), area| {
+        let mut sum = 0.0f32;
+        for row in x[y0 * w..y1 * w].chunks_exact(w) {
+            sum += row[x0..x1].iter().sum::<f32>();
+        }
+        let count = if include { area } else { (y1 - y0) * (x1 - x0) };
+        sum / count as f32
+    });
+    Ok(())
+}
+
+/// Global average pooling (ONNX GlobalAveragePool): `output[n·c + c]` is the mean of plane
+/// `(n, c)` of `input` (`n × c × h × w`); the output is `n × c` (an `n × c × 1 × 1` tensor).
+/// The sum is in `f32`, in order (like [`avg_pool2d`]; no `f64`, which is software on
+/// FPU-only microcontrollers).
+///
+/// # Errors
+/// Those of [`Shape4::elements`]; [`Error::BufferTooSmall`] if `input` is shorter than the tensor
+/// or `output` than `n·c`. Nothing is written on error.
+pub fn global_avg_pool(shape: &Shape4, input: &[f32], output: &mut [f32]) -> Result<()> {
+    let len = shape.elements()?;
+    let planes = shape.n * shape.c;
+    if input.len() < len || output.len() < planes {
+        return Err(Error::BufferTooSmall);
+    }
+    let hw = shape.plane_len();
+    for (o, p) in output[..planes]
+        .iter_mut()
+        .zip(input[..len].chunks_exact(hw))
+    {
+        *o = p.iter().sum::<f32>() / hw as f32;
+    }
+    Ok(())
+}
