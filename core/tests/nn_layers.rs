@@ -17,8 +17,15 @@ static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 use common::Rng;
 use mvision_core::nn::activation::{apply_activation, conv2d_fused, sigmoid, Activation};
+use mvision_core::nn::batchnorm::{batch_norm, fold_batch_norm, BatchNormParams};
 use mvision_core::nn::conv::{conv2d, workspace_len, Conv2dShape, ConvMethod};
+use mvision_core::nn::dense::{fully_connected, fully_connected_pack_len};
+use mvision_core::nn::elementwise::{add, add_in_place, Broadcast};
+use mvision_core::nn::layout::{
+    concat, concat_shape, flatten_shape, pad2d, pad_shape, PadMode, Pads,
+};
 use mvision_core::nn::pool::{avg_pool2d, global_avg_pool, max_pool2d, Pool2dShape};
+use mvision_core::nn::reduce::{reduce_mean, reduce_shape, softmax};
 use mvision_core::nn::tensor::Shape4;
 use mvision_core::Error;
 
@@ -488,6 +495,16 @@ fn pooling_errors_leave_output_untouched() {
         (bad(|q| q.kw = 5), 64, Error::SizeMismatch),
         (bad(|q| q.n = usize::MAX / 2), 64, Error::Overflow),
         (p, 63, Error::BufferTooSmall),
+        // Windows (and padding) so large that the padded area overflows, with a 1 × 1 output.
+        (
+            bad(|q| {
+                (q.kh, q.kw) = (1 << 40, 1 << 40);
+                (q.pad_top, q.pad_left) = ((1 << 40) - 1, (1 << 40) - 1);
+                (q.stride_h, q.stride_w) = (1 << 41, 1 << 41);
+            }),
+            64,
+            Error::Overflow,
+        ),
     ];
     for (q, in_len, err) in cases {
         assert_eq!(max_pool2d(&q, &x[..in_len], &mut out), Err(err), "{q:?}");
@@ -508,6 +525,665 @@ fn pooling_errors_leave_output_untouched() {
         Err(Error::BufferTooSmall)
     );
     assert!(out.iter().all(|v| v.is_nan()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fully connected
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn fully_connected_matches_the_reference() {
+    let mut rng = Rng::new(0x6c61_7965_7273_0005);
+    for round in 0..40 {
+        let (batch, fin, fout) = (2 + rng.below(3), 1 + rng.below(70), 1 + rng.below(20));
+        let x = random(&mut rng, batch * fin);
+        let w = random(&mut rng, fout * fin);
+        let b = random(&mut rng, fout);
+        let bias = (round % 2 == 0).then_some(&b[..]);
+        let mut pack = vec![f32::NAN; fully_connected_pack_len(batch, fin, fout)];
+        let mut out = nan_buf(batch * fout);
+        fully_connected(batch, fin, fout, &x, &w, bias, &mut out, &mut pack).unwrap();
+        for r in 0..batch {
+            for o in 0..fout {
+                let mut want = bias.map_or(0.0, |b| b[o] as f64);
+                let mut mag = want.abs();
+                for i in 0..fin {
+                    let p = x[r * fin + i] as f64 * w[o * fin + i] as f64;
+                    want += p;
+                    mag += p.abs();
+                }
+                let tol = (fin + 2) as f64 * EPS * mag;
+                close(
+                    out[r * fout + o],
+                    want,
+                    tol,
+                    &format!("fc {batch}x{fin}->{fout}"),
+                );
+            }
+        }
+        assert_tail_nan(&out, batch * fout, "fully_connected");
+    }
+}
+
+#[test]
+fn fully_connected_errors_leave_output_untouched() {
+    let (x, w, b) = ([1.0f32; 6], [1.0f32; 12], [1.0f32; 4]);
+    let mut pack = vec![0.0; fully_connected_pack_len(2, 3, 4)];
+    let mut out = nan_buf(8);
+    let mut run = |batch, fin, fout, x: &[f32], w: &[f32], b: &[f32], out: &mut [f32]| {
+        fully_connected(batch, fin, fout, x, w, Some(b), out, &mut pack)
+    };
+    assert_eq!(run(0, 3, 4, &x, &w, &b, &mut out), Err(Error::ZeroSize));
+    assert_eq!(
+        run(2, 3, 4, &x[..5], &w, &b, &mut out),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        run(2, 3, 4, &x, &w[..11], &b, &mut out),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        run(2, 3, 4, &x, &w, &b[..3], &mut out),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        run(2, 3, 4, &x, &w, &b, &mut out[..7]),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        run(usize::MAX, 3, 4, &x, &w, &b, &mut out),
+        Err(Error::Overflow)
+    );
+    assert!(out.iter().all(|v| v.is_nan()));
+    let mut short = vec![0.0; fully_connected_pack_len(2, 3, 4) - 1];
+    let r = fully_connected(2, 3, 4, &x, &w, None, &mut out, &mut short);
+    assert_eq!(r, Err(Error::BufferTooSmall));
+    assert!(out.iter().all(|v| v.is_nan()));
+    run(2, 3, 4, &x, &w, &b, &mut out).unwrap();
+    assert_eq!(&out[..8], &[4.0; 8]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Softmax and reduce-mean
+// ---------------------------------------------------------------------------------------------
+
+fn dims4(s: &Shape4) -> [usize; 4] {
+    [s.n, s.c, s.h, s.w]
+}
+
+/// Linear index of `[n, c, y, x]`.
+fn at(s: &Shape4, i: [usize; 4]) -> usize {
+    s.index(i[0], i[1], i[2], i[3])
+}
+
+/// Every index of `s`, in memory order.
+fn indices(s: &Shape4) -> Vec<[usize; 4]> {
+    let mut v = vec![];
+    for n in 0..s.n {
+        for c in 0..s.c {
+            for y in 0..s.h {
+                for x in 0..s.w {
+                    v.push([n, c, y, x]);
+                }
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn softmax_matches_the_reference_and_sums_to_one() {
+    let mut rng = Rng::new(0x6c61_7965_7273_0006);
+    for _ in 0..40 {
+        let s = random_shape(&mut rng);
+        let len = s.elements().unwrap();
+        // Multiples of 2⁻¹⁰ in [-8, 8): adding 64 is exact, so the shifted softmax must give the
+        // same bits (x − max is the same exact difference).
+        let x: Vec<f32> = (0..len)
+            .map(|_| rng.range(-8192, 8191) as f32 / 1024.0)
+            .collect();
+        for axis in 0..4 {
+            let mut y = x.clone();
+            y.extend([f32::NAN; 3]);
+            softmax(&s, axis, &mut y).unwrap();
+            assert_tail_nan(&y, len, "softmax");
+            let n_axis = dims4(&s)[axis];
+            for idx in indices(&s) {
+                let mut line = vec![];
+                for k in 0..n_axis {
+                    let mut j = idx;
+                    j[axis] = k;
+                    line.push(at(&s, j));
+                }
+                if idx[axis] != 0 {
+                    continue; // one check per line
+                }
+                let max = line.iter().map(|&j| x[j] as f64).fold(f64::MIN, f64::max);
+                let denom: f64 = line.iter().map(|&j| (x[j] as f64 - max).exp()).sum();
+                let mut total = 0.0;
+                for &j in &line {
+                    let want = (x[j] as f64 - max).exp() / denom;
+                    close(y[j], want, (n_axis + 4) as f64 * EPS * want, "softmax");
+                    total += y[j] as f64;
+                }
+                assert!(
+                    (total - 1.0).abs() <= (n_axis + 2) as f64 * EPS,
+                    "sum {total}"
+                );
+            }
+            let mut shifted: Vec<f32> = x.iter().map(|v| v + 64.0).collect();
+            softmax(&s, axis, &mut shifted).unwrap();
+            assert_eq!(bits(&shifted), bits(&y[..len]), "shift changed softmax");
+        }
+    }
+    // Huge logits do not overflow; a 1-long axis gives 1.
+    let s = Shape4::new(1, 3, 1, 1).unwrap();
+    let mut v = [1000.0f32, 1000.0, -1000.0];
+    softmax(&s, 1, &mut v).unwrap();
+    assert_eq!(v, [0.5, 0.5, 0.0]);
+    let mut v = [f32::MAX, -3.0, 7.0];
+    softmax(&s, 3, &mut v).unwrap();
+    assert_eq!(v, [1.0; 3]);
+}
+
+#[test]
+fn reduce_mean_matches_the_reference() {
+    let mut rng = Rng::new(0x6c61_7965_7273_0007);
+    for _ in 0..30 {
+        let s = random_shape(&mut rng);
+        let x = random(&mut rng, s.elements().unwrap());
+        for mask in 0..16u32 {
+            let axes = [mask & 8 != 0, mask & 4 != 0, mask & 2 != 0, mask & 1 != 0];
+            let os = reduce_shape(&s, axes);
+            let ol = os.elements().unwrap();
+            let mut want = vec![0.0f64; ol];
+            let mut mag = vec![0.0f64; ol];
+            let mut count = vec![0usize; ol];
+            for idx in indices(&s) {
+                let mut o = idx;
+                for (k, &r) in axes.iter().enumerate() {
+                    if r {
+                        o[k] = 0;
+                    }
+                }
+                let v = x[at(&s, idx)] as f64;
+                want[at(&os, o)] += v;
+                mag[at(&os, o)] += v.abs();
+                count[at(&os, o)] += 1;
+            }
+            let mut out = nan_buf(ol);
+            reduce_mean(&s, axes, &x, &mut out).unwrap();
+            for i in 0..ol {
+                let n = count[i] as f64;
+                let tol = (n + 2.0) * EPS * mag[i] / n;
+                close(
+                    out[i],
+                    want[i] / n,
+                    tol,
+                    &format!("reduce_mean {axes:?} {s:?}"),
+                );
+            }
+            assert_tail_nan(&out, ol, "reduce_mean");
+        }
+    }
+}
+
+#[test]
+fn softmax_and_reduce_errors() {
+    let s = Shape4::new(2, 3, 2, 2).unwrap();
+    let mut v = nan_buf(24);
+    assert_eq!(softmax(&s, 4, &mut v), Err(Error::InvalidArgument));
+    assert_eq!(softmax(&s, 1, &mut v[..23]), Err(Error::BufferTooSmall));
+    let x = vec![1.0f32; 24];
+    let hw = [false, false, true, true];
+    assert_eq!(reduce_shape(&s, hw), Shape4::new(2, 3, 1, 1).unwrap());
+    assert_eq!(
+        reduce_mean(&s, hw, &x[..23], &mut v),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        reduce_mean(&s, hw, &x, &mut v[..5]),
+        Err(Error::BufferTooSmall)
+    );
+    let zero = Shape4 {
+        n: 2,
+        c: 0,
+        h: 1,
+        w: 1,
+    };
+    assert_eq!(reduce_mean(&zero, hw, &x, &mut v), Err(Error::ZeroSize));
+    assert_eq!(softmax(&zero, 1, &mut v), Err(Error::ZeroSize));
+    assert!(v.iter().all(|v| v.is_nan()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Add, concat, flatten, pad
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn add_with_broadcasting() {
+    let mut rng = Rng::new(0x6c61_7965_7273_0008);
+    for _ in 0..30 {
+        let s = random_shape(&mut rng);
+        let len = s.elements().unwrap();
+        let a = random(&mut rng, len);
+        for bc in [Broadcast::Same, Broadcast::PerChannel, Broadcast::Scalar] {
+            let b = random(&mut rng, len);
+            let mut out = nan_buf(len);
+            add(&s, &a, &b, bc, &mut out).unwrap();
+            let mut inplace = a.clone();
+            add_in_place(&s, &mut inplace, &b, bc).unwrap();
+            for idx in indices(&s) {
+                let i = at(&s, idx);
+                let bv = match bc {
+                    Broadcast::Same => b[i],
+                    Broadcast::PerChannel => b[idx[1]],
+                    Broadcast::Scalar => b[0],
+                };
+                let want = (a[i] as f64 + bv as f64) as f32; // one rounding
+                assert_eq!(out[i].to_bits(), want.to_bits(), "{bc:?} at {idx:?}");
+                assert_eq!(inplace[i].to_bits(), want.to_bits(), "in place {bc:?}");
+            }
+            assert_tail_nan(&out, len, "add");
+        }
+    }
+    let s = Shape4::new(2, 3, 2, 2).unwrap();
+    let (a, b) = (vec![1.0f32; 24], vec![1.0f32; 24]);
+    let mut out = nan_buf(24);
+    assert_eq!(
+        add(&s, &a, &b[..23], Broadcast::Same, &mut out),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        add(&s, &a, &b[..2], Broadcast::PerChannel, &mut out),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        add(&s, &a, &[], Broadcast::Scalar, &mut out),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        add(&s, &a[..23], &b, Broadcast::Same, &mut out),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        add(&s, &a, &b, Broadcast::Same, &mut out[..23]),
+        Err(Error::BufferTooSmall)
+    );
+    assert!(out.iter().all(|v| v.is_nan()));
+    let mut a2 = a.clone();
+    assert_eq!(
+        add_in_place(&s, &mut a2, &b[..2], Broadcast::PerChannel),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(a2, a);
+}
+
+#[test]
+fn concat_of_three_tensors_on_every_axis() {
+    let mut rng = Rng::new(0x6c61_7965_7273_0009);
+    for _ in 0..20 {
+        let base = random_shape(&mut rng);
+        for axis in 0..4 {
+            let shapes: Vec<Shape4> = (0..3)
+                .map(|_| {
+                    let mut d = dims4(&base);
+                    d[axis] = 1 + rng.below(4);
+                    Shape4::new(d[0], d[1], d[2], d[3]).unwrap()
+                })
+                .collect();
+            let data: Vec<Vec<f32>> = shapes
+                .iter()
+                .map(|s| random(&mut rng, s.elements().unwrap()))
+                .collect();
+            let os = concat_shape(&shapes, axis).unwrap();
+            let ol = os.elements().unwrap();
+            let inputs: Vec<(Shape4, &[f32])> = shapes
+                .iter()
+                .zip(&data)
+                .map(|(&s, d)| (s, &d[..]))
+                .collect();
+            let mut out = nan_buf(ol);
+            concat(&inputs, axis, &mut out).unwrap();
+            assert_tail_nan(&out, ol, "concat");
+            let mut offset = 0;
+            for (s, d) in shapes.iter().zip(&data) {
+                for idx in indices(s) {
+                    let mut o = idx;
+                    o[axis] += offset;
+                    assert_eq!(
+                        out[at(&os, o)].to_bits(),
+                        d[at(s, idx)].to_bits(),
+                        "axis {axis}"
+                    );
+                }
+                offset += dims4(s)[axis];
+            }
+        }
+    }
+    let a = Shape4::new(2, 3, 4, 5).unwrap();
+    let b = Shape4::new(2, 2, 4, 6).unwrap();
+    assert_eq!(concat_shape(&[a, b], 1), Err(Error::SizeMismatch));
+    assert_eq!(concat_shape(&[a, a], 4), Err(Error::InvalidArgument));
+    assert_eq!(concat_shape(&[], 1), Err(Error::InvalidArgument));
+    let x = vec![0.0f32; 120];
+    let mut out = nan_buf(240);
+    assert_eq!(
+        concat(&[(a, &x), (b, &x)], 1, &mut out),
+        Err(Error::SizeMismatch)
+    );
+    assert_eq!(
+        concat(&[(a, &x), (a, &x[..119])], 1, &mut out),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        concat(&[(a, &x), (a, &x)], 1, &mut out[..239]),
+        Err(Error::BufferTooSmall)
+    );
+    assert!(out.iter().all(|v| v.is_nan()));
+}
+
+#[test]
+fn flatten_is_a_shape_function() {
+    let s = Shape4::new(2, 3, 4, 5).unwrap();
+    let want = [(1, 120), (2, 60), (6, 20), (24, 5), (120, 1)];
+    for (axis, &w) in want.iter().enumerate() {
+        assert_eq!(flatten_shape(&s, axis), Ok(w));
+    }
+    assert_eq!(flatten_shape(&s, 5), Err(Error::InvalidArgument));
+    let zero = Shape4 {
+        n: 0,
+        c: 3,
+        h: 4,
+        w: 5,
+    };
+    assert_eq!(flatten_shape(&zero, 1), Err(Error::ZeroSize));
+}
+
+/// Index into `0..size` for padded coordinate `i − before` by the ONNX (numpy) rules, written by
+/// repeated reflection for `reflect`.
+fn pad_source(i: i64, size: i64, mode: PadMode) -> Option<usize> {
+    if (0..size).contains(&i) {
+        return Some(i as usize);
+    }
+    match mode {
+        PadMode::Constant(_) => None,
+        PadMode::Edge => Some(i.clamp(0, size - 1) as usize),
+        PadMode::Reflect => {
+            let mut j = i;
+            while !(0..size).contains(&j) {
+                j = if j < 0 { -j } else { 2 * (size - 1) - j };
+            }
+            Some(j as usize)
+        }
+    }
+}
+
+#[test]
+fn pad_matches_the_reference() {
+    let mut rng = Rng::new(0x6c61_7965_7273_000a);
+    for _ in 0..40 {
+        let s = random_shape(&mut rng);
+        let x = random(&mut rng, s.elements().unwrap());
+        for mode in [PadMode::Constant(-0.5), PadMode::Edge, PadMode::Reflect] {
+            let lim = |size: usize| if mode == PadMode::Reflect { size } else { 4 };
+            let pads = Pads {
+                top: rng.below(lim(s.h)),
+                left: rng.below(lim(s.w)),
+                bottom: rng.below(lim(s.h)),
+                right: rng.below(lim(s.w)),
+            };
+            let os = pad_shape(&s, &pads).unwrap();
+            let ol = os.elements().unwrap();
+            let mut out = nan_buf(ol);
+            pad2d(&s, &pads, mode, &x, &mut out).unwrap();
+            assert_tail_nan(&out, ol, "pad2d");
+            for o in indices(&os) {
+                let iy = pad_source(o[2] as i64 - pads.top as i64, s.h as i64, mode);
+                let ix = pad_source(o[3] as i64 - pads.left as i64, s.w as i64, mode);
+                let want = match (iy, ix) {
+                    (Some(y), Some(xx)) => x[s.index(o[0], o[1], y, xx)],
+                    _ => -0.5,
+                };
+                assert_eq!(
+                    out[at(&os, o)].to_bits(),
+                    want.to_bits(),
+                    "{mode:?} {pads:?}"
+                );
+            }
+        }
+    }
+    // ONNX Pad examples along one row: [1, 2, 3] padded by 2 on both sides.
+    let s = Shape4::new(1, 1, 1, 3).unwrap();
+    let pads = Pads {
+        left: 2,
+        right: 2,
+        ..Pads::default()
+    };
+    let mut out = [0.0f32; 7];
+    pad2d(&s, &pads, PadMode::Reflect, &[1.0, 2.0, 3.0], &mut out).unwrap();
+    assert_eq!(out, [3.0, 2.0, 1.0, 2.0, 3.0, 2.0, 1.0]);
+    pad2d(&s, &pads, PadMode::Edge, &[1.0, 2.0, 3.0], &mut out).unwrap();
+    assert_eq!(out, [1.0, 1.0, 1.0, 2.0, 3.0, 3.0, 3.0]);
+    pad2d(
+        &s,
+        &pads,
+        PadMode::Constant(9.0),
+        &[1.0, 2.0, 3.0],
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(out, [9.0, 9.0, 1.0, 2.0, 3.0, 9.0, 9.0]);
+    // Errors: reflect padding as large as the input, short buffers, overflow.
+    let pads3 = Pads {
+        left: 3,
+        ..Pads::default()
+    };
+    let mut out = nan_buf(6);
+    let x = [1.0f32, 2.0, 3.0];
+    assert_eq!(
+        pad2d(&s, &pads3, PadMode::Reflect, &x, &mut out),
+        Err(Error::InvalidArgument)
+    );
+    let tall = Pads {
+        top: 1,
+        ..Pads::default()
+    };
+    assert_eq!(
+        pad2d(&s, &tall, PadMode::Reflect, &x, &mut out),
+        Err(Error::InvalidArgument)
+    );
+    assert_eq!(
+        pad2d(&s, &pads3, PadMode::Edge, &x, &mut out[..5]),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        pad2d(&s, &pads3, PadMode::Edge, &x[..2], &mut out),
+        Err(Error::BufferTooSmall)
+    );
+    let huge = Pads {
+        right: usize::MAX,
+        ..Pads::default()
+    };
+    assert_eq!(
+        pad2d(&s, &huge, PadMode::Edge, &x, &mut out),
+        Err(Error::Overflow)
+    );
+    assert!(out.iter().all(|v| v.is_nan()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batch normalisation
+// ---------------------------------------------------------------------------------------------
+
+struct Bn {
+    gamma: Vec<f32>,
+    beta: Vec<f32>,
+    mean: Vec<f32>,
+    var: Vec<f32>,
+}
+
+impl Bn {
+    fn random(rng: &mut Rng, c: usize) -> Self {
+        Self {
+            gamma: (0..c).map(|_| rng.f32_in(0.2, 2.0)).collect(),
+            beta: random(rng, c),
+            mean: random(rng, c),
+            var: (0..c).map(|_| rng.f32_in(0.05, 3.0)).collect(),
+        }
+    }
+
+    fn params(&self) -> BatchNormParams<'_> {
+        BatchNormParams {
+            gamma: &self.gamma,
+            beta: &self.beta,
+            mean: &self.mean,
+            var: &self.var,
+            eps: 1e-5,
+        }
+    }
+
+    fn reference(&self, c: usize, x: f64) -> f64 {
+        let s = self.gamma[c] as f64 / (self.var[c] as f64 + 1e-5f32 as f64).sqrt();
+        s * (x - self.mean[c] as f64) + self.beta[c] as f64
+    }
+}
+
+#[test]
+fn batch_norm_matches_the_reference() {
+    let mut rng = Rng::new(0x6c61_7965_7273_000b);
+    for _ in 0..30 {
+        let s = random_shape(&mut rng);
+        let len = s.elements().unwrap();
+        let bn = Bn::random(&mut rng, s.c);
+        let x = random(&mut rng, len);
+        let mut y = x.clone();
+        y.extend([f32::NAN; 3]);
+        batch_norm(&s, &bn.params(), &mut y).unwrap();
+        assert_tail_nan(&y, len, "batch_norm");
+        for idx in indices(&s) {
+            let i = at(&s, idx);
+            let c = idx[1];
+            let want = bn.reference(c, x[i] as f64);
+            let sc = bn.gamma[c] as f64 / (bn.var[c] as f64).sqrt();
+            let mag = sc * (x[i].abs() + bn.mean[c].abs()) as f64 + bn.beta[c].abs() as f64;
+            close(y[i], want, 8.0 * EPS * mag, "batch_norm");
+        }
+    }
+}
+
+/// Folding into the convolution gives conv → batch norm within 1e-5 of the output's magnitude.
+#[test]
+fn folded_batch_norm_equals_conv_then_batch_norm() {
+    let mut rng = Rng::new(0x6c61_7965_7273_000c);
+    for round in 0..30 {
+        let mut s = Conv2dShape::new(
+            2 + rng.below(2),
+            1 + rng.below(4),
+            1 + rng.below(9),
+            1 + rng.below(9),
+            1 + rng.below(6),
+            1 + rng.below(3),
+            1 + rng.below(3),
+        );
+        s.pad_top = rng.below(2);
+        s.pad_left = rng.below(2);
+        let Ok(d) = s.dims() else { continue };
+        let x = random(&mut rng, d.input_len);
+        let w = random(&mut rng, d.weight_len);
+        let b = random(&mut rng, s.c_out);
+        let has_bias = round % 2 == 0;
+        let bn = Bn::random(&mut rng, s.c_out);
+        let os = Shape4::new(s.n, s.c_out, d.out_h, d.out_w).unwrap();
+        let mut ws = vec![0.0; workspace_len(ConvMethod::Im2col, &s).unwrap()];
+        // Conv, then batch norm.
+        let mut two = vec![0.0; d.output_len];
+        let conv_bias = has_bias.then_some(&b[..]);
+        conv2d(ConvMethod::Im2col, &s, &x, &w, conv_bias, &mut two, &mut ws).unwrap();
+        batch_norm(&os, &bn.params(), &mut two).unwrap();
+        // Folded weights and bias, one conv.
+        let (mut wf, mut bf) = (
+            w.clone(),
+            if has_bias {
+                b.clone()
+            } else {
+                vec![f32::NAN; s.c_out]
+            },
+        );
+        fold_batch_norm(&s, &mut wf, &mut bf, has_bias, &bn.params()).unwrap();
+        let mut one = vec![0.0; d.output_len];
+        conv2d(
+            ConvMethod::Im2col,
+            &s,
+            &x,
+            &wf,
+            Some(&bf),
+            &mut one,
+            &mut ws,
+        )
+        .unwrap();
+        // Scale: |s|·(Σ|x·w| + |b| + |μ|) + |β| bounds each output's terms.
+        let k = d.k as f64;
+        for idx in indices(&os) {
+            let i = at(&os, idx);
+            let c = idx[1];
+            let sc = bn.gamma[c] as f64 / (bn.var[c] as f64).sqrt();
+            let mag = sc * (k * 16.0 + 4.0 + 4.0) + 4.0;
+            let diff = (one[i] as f64 - two[i] as f64).abs();
+            assert!(
+                diff <= 1e-5 * mag.max(two[i].abs() as f64),
+                "{s:?} at {idx:?}: folded {} vs {}",
+                one[i],
+                two[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn batch_norm_errors_leave_data_untouched() {
+    let s = Shape4::new(2, 3, 2, 2).unwrap();
+    let p = |var: &'static [f32], eps: f32| BatchNormParams {
+        gamma: &[1.0; 3],
+        beta: &[0.0; 3],
+        mean: &[0.0; 3],
+        var,
+        eps,
+    };
+    let cases = [
+        (p(&[1.0, -2.0, 1.0], 1e-5), Error::InvalidArgument),
+        (p(&[1.0, f32::NAN, 1.0], 1e-5), Error::InvalidArgument),
+        (p(&[1.0, 0.0, 1.0], 0.0), Error::InvalidArgument),
+        (p(&[1.0; 3], -1e-5), Error::InvalidArgument),
+        (p(&[1.0; 3], f32::INFINITY), Error::InvalidArgument),
+        (p(&[1.0; 2], 1e-5), Error::BufferTooSmall),
+    ];
+    let orig: Vec<f32> = (0..24).map(|i| i as f32).collect();
+    let conv = Conv2dShape::new(1, 2, 3, 3, 3, 1, 1);
+    for (bn, err) in cases {
+        let mut v = orig.clone();
+        assert_eq!(batch_norm(&s, &bn, &mut v), Err(err));
+        assert_eq!(v, orig);
+        let (mut w, mut b) = (vec![1.0f32; 6], vec![2.0f32; 3]);
+        assert_eq!(fold_batch_norm(&conv, &mut w, &mut b, true, &bn), Err(err));
+        assert_eq!((w, b), (vec![1.0; 6], vec![2.0; 3]));
+    }
+    let bn = p(&[1.0; 3], 1e-5);
+    let mut v = orig.clone();
+    assert_eq!(
+        batch_norm(&s, &bn, &mut v[..23]),
+        Err(Error::BufferTooSmall)
+    );
+    let (mut w, mut b) = (vec![1.0f32; 6], vec![2.0f32; 3]);
+    assert_eq!(
+        fold_batch_norm(&conv, &mut w[..5], &mut b, true, &bn),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        fold_batch_norm(&conv, &mut w, &mut b[..2], true, &bn),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!((w, b), (vec![1.0; 6], vec![2.0; 3]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -549,4 +1225,54 @@ fn no_heap_use() {
     global_avg_pool(&s, &x, &mut y).unwrap();
     let _ = max_pool2d(&p, &x[..1], &mut y);
     assert_eq!(counting_alloc::heap_calls(), before, "a layer allocated");
+    let (batch, fin, fout) = (2, 3 * 9 * 7, 10);
+    let mut pack = vec![0.0f32; fully_connected_pack_len(batch, fin, fout)];
+    let wfc = vec![0.01f32; fin * fout];
+    let bn = Bn::random(&mut Rng::new(1), 3);
+    let mut wc = w.clone();
+    let mut bc = vec![0.0f32; 3];
+    let mut big = vec![0.0f32; 4 * len];
+    let before_rest = counting_alloc::heap_calls();
+    if !cfg!(feature = "gemm-crate") {
+        // (The gemm crate allocates its own packing memory.)
+        let short_bias: &[f32] = &[];
+        let r = fully_connected(
+            batch,
+            fin,
+            fout,
+            &x,
+            &wfc,
+            Some(short_bias),
+            &mut y,
+            &mut pack,
+        );
+        assert_eq!(r, Err(Error::BufferTooSmall));
+        fully_connected(batch, fin, fout, &x, &wfc, None, &mut y, &mut pack).unwrap();
+    }
+    for axis in 0..4 {
+        softmax(&s, axis, &mut y).unwrap();
+    }
+    reduce_mean(&s, [false, false, true, true], &x, &mut y).unwrap();
+    reduce_mean(&s, [false, true, false, false], &x, &mut y).unwrap();
+    add(&s, &x, &x, Broadcast::Same, &mut y).unwrap();
+    add(&s, &x, &slopes, Broadcast::PerChannel, &mut y).unwrap();
+    add_in_place(&s, &mut y, &slopes, Broadcast::Scalar).unwrap();
+    concat(&[(s, &x), (s, &x), (s, &x)], 1, &mut big).unwrap();
+    flatten_shape(&s, 1).unwrap();
+    let pads = Pads {
+        top: 1,
+        left: 2,
+        bottom: 2,
+        right: 1,
+    };
+    for mode in [PadMode::Constant(0.0), PadMode::Edge, PadMode::Reflect] {
+        pad2d(&s, &pads, mode, &x, &mut big).unwrap();
+    }
+    batch_norm(&s, &bn.params(), &mut y).unwrap();
+    fold_batch_norm(&c, &mut wc, &mut bc, false, &bn.params()).unwrap();
+    assert_eq!(
+        counting_alloc::heap_calls(),
+        before_rest,
+        "a layer allocated"
+    );
 }

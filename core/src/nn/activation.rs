@@ -118,14 +118,15 @@ fn clip(x: f32, lo: f32, hi: f32) -> f32 {
     }
 }
 
-/// The logistic function, in `f32` through `libm::expf`: exactly 0 below about −104 and 1 above
-/// about 17 (where `e^(−x)` underflows the rounding of `1 + e^(−x)`), never NaN for non-NaN `x`.
+/// The logistic function, in `f32` through `libm::expf`: exactly 0 below about −88.7 (where
+/// `e^(−x)` overflows) and 1 above about 16.7 (where `e^(−x)` vanishes in the rounding of
+/// `1 + e^(−x)`), never NaN for non-NaN `x`.
 pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + libm::expf(-x))
 }
 
 /// [`conv2d`] followed by `act` on its output, with the convolution's bias: one call for the
-/// usual Conv → (BatchNorm, folded into the weights at load) →
+/// usual Conv → (BatchNorm, folded by [`fold_batch_norm`](super::batchnorm::fold_batch_norm)) →
 /// activation block. The output is `n × c_out × out_h × out_w` ([`Conv2dShape::dims`]); PReLU
 /// slopes are per output channel.
 ///

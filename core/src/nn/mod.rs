@@ -1,12 +1,20 @@
 //! CPU building blocks of CNN inference: NCHW shapes and views ([`tensor`]), matrix
 //! multiplication ([`gemm`]), 2-D convolution by four methods with their working-memory
 //! formulas and a method selector ([`conv`]), and the layer operators of issue 4:
-//! activations and fused convolution ([`activation`]), pooling ([`pool`]). Like the rest of the
-//! core, nothing here allocates (except inside the optional `gemm` crate, see [`gemm`]): working
-//! memory is the caller's, sized by the `*_len` functions.
+//! activations and fused convolution ([`activation`]), pooling ([`pool`]), fully connected
+//! layers ([`dense`]), softmax and reduce-mean ([`reduce`]), addition with broadcasting
+//! ([`elementwise`]), concat / flatten / pad ([`layout`]) and batch normalisation, standalone or
+//! folded into a convolution ([`batchnorm`]). All take packed NCHW `f32` tensors with any batch
+//! size. Like the rest of the core, nothing here allocates (except inside the optional `gemm`
+//! crate, see [`gemm`]): working memory is the caller's, sized by the `*_len` functions.
 
 pub mod activation;
+pub mod batchnorm;
 pub mod conv;
+pub mod dense;
+pub mod elementwise;
 pub mod gemm;
+pub mod layout;
 pub mod pool;
+pub mod reduce;
 pub mod tensor;

@@ -104,6 +104,12 @@ impl Pool2dShape {
         }
         let out_h = out_size(s.h, s.pad_top, s.pad_bottom, s.kh, s.stride_h, s.ceil_mode)?;
         let out_w = out_size(s.w, s.pad_left, s.pad_right, s.kw, s.stride_w, s.ceil_mode)?;
+        // The padded area bounds every window's `count_include_pad` divisor (the sums cannot
+        // overflow: `out_size` checked them).
+        checked_product(&[
+            s.h + s.pad_top + s.pad_bottom,
+            s.w + s.pad_left + s.pad_right,
+        ])?;
         Ok(PoolDims {
             out_h,
             out_w,
@@ -133,7 +139,10 @@ fn out_size(
     }
     let mut out = span.div_ceil(stride) + 1;
     // The last window must start inside the input or the leading padding.
-    if (out - 1) * stride >= size + pa {
+    if (out - 1)
+        .checked_mul(stride)
+        .is_none_or(|start| start >= size + pa)
+    {
         out -= 1;
     }
     Ok(out)
@@ -150,9 +159,10 @@ fn window(
     pb: usize,
 ) -> (usize, usize, usize) {
     let start = o * stride; // in padded coordinates
-    let end_padded = (start + k).min(size + pa + pb);
+    let end = start.saturating_add(k);
+    let end_padded = end.min(size + pa + pb);
     let lo = start.saturating_sub(pa);
-    let hi = (start + k).saturating_sub(pa).min(size);
+    let hi = end.saturating_sub(pa).min(size);
     (lo, hi.max(lo), end_padded - start)
 }
 
