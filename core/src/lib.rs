@@ -23,7 +23,9 @@
 //!   FHOG features), each living in one caller workspace.
 //! * [`nn`]: CNN building blocks: NCHW shapes, SGEMM (portable, packed and cache-blocked; with
 //!   the `gemm-crate` feature, large products go to the `gemm` crate), integer GEMM, and conv2d
-//!   by direct, im2col, MEC and MFCA with their workspace formulas and a method selector.
+//!   by direct, im2col, MEC and MFCA with their workspace formulas and a method selector; the
+//!   layer operators (activations, conv with fused bias and activation, ONNX pooling, fully
+//!   connected, softmax, reduce-mean, add, concat, flatten, pad, batch norm and its folding).
 //!
 //! Nothing here allocates: functions that need working memory take a `&mut [T]` scratch slice and
 //! publish the length they need (`*_scratch_len`). Errors are values ([`Error`]), never panics,
