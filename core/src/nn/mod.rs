@@ -4,7 +4,9 @@
 //! activations and fused convolution ([`activation`]), pooling ([`pool`]), fully connected
 //! layers ([`dense`]), softmax and reduce-mean ([`reduce`]), addition with broadcasting
 //! ([`elementwise`]), concat / flatten / pad ([`layout`]) and batch normalisation, standalone or
-//! folded into a convolution ([`batchnorm`]). All take packed NCHW `f32` tensors with any batch
+//! folded into a convolution ([`batchnorm`]). A whole network is data ([`graph`]: flat
+//! `#[repr(C)]` tensors and nodes, weights by range, validated up front) run by a plan
+//! ([`plan`]) that places every activation in one caller arena by liveness. All take packed NCHW `f32` tensors with any batch
 //! size. Like the rest of the core, nothing here allocates (except inside the optional `gemm`
 //! crate, see [`gemm`]): working memory is the caller's, sized by the `*_len` functions.
 
@@ -14,7 +16,9 @@ pub mod conv;
 pub mod dense;
 pub mod elementwise;
 pub mod gemm;
+pub mod graph;
 pub mod layout;
+pub mod plan;
 pub mod pool;
 pub mod reduce;
 pub mod tensor;

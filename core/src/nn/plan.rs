@@ -1,0 +1,447 @@
+//! Planning and running a [`Graph`]: every intermediate tensor gets an offset in one
+//! caller-provided `f32` arena, chosen by liveness so that tensors whose lifetimes do not overlap
+//! share memory (MXNet's "co-share" idea, seed 000), and element-wise operators write into an
+//! input that dies at them ("in-place"); then [`forward`] runs the nodes in order without
+//! allocating.
+//!
+//! # Planning ([`make_plan`])
+//! 1. Liveness: each tensor's last use is the index of the last node reading it; graph outputs
+//!    live to the end (they are copied out after the last node).
+//! 2. The nodes are walked in order. A Flatten output is an alias of its input (no data moves).
+//!    An Activation, Softmax, BatchNorm or Add output takes its first input's memory when that
+//!    memory (with all its aliases) is last used by this node and is not a graph input.
+//!    Otherwise the output gets a new block: among the gaps between the blocks still live at
+//!    this node, the smallest that fits (best fit; ties: lowest offset), else the space just above
+//!    the highest live block. A block is live from the node writing it to the last use of its
+//!    tensor and of every alias of it.
+//! 3. Each convolution's method is [`choose_method`] under the caller's workspace budget.
+//!
+//! [`Plan::arena_len`] is the highest block end (elements of `f32`); [`Plan::scratch_len`] the
+//! largest convolution workspace or fully connected packing buffer (elements of `f32`), shared by
+//! all nodes since they run one at a time. Planning costs `O(N·T²)` for `N` nodes and `T`
+//! tensors (no sorting storage: gaps are found by scanning the live blocks).
+//!
+//! Graph inputs are read from the caller's slices (never written), so an operator on a graph
+//! input is never in place. Results are bit-identical to running the layer functions one after
+//! the other into separate buffers: the planner changes where tensors live, not what is
+//! computed (an in-place Add computes `a + b` into `a`'s memory, the same `f32` sums).
+
+use super::activation::{apply_activation, conv2d_fused};
+use super::batchnorm::batch_norm;
+use super::conv::{choose_method, workspace_len, ConvMethod};
+use super::dense::{fully_connected, fully_connected_pack_len};
+use super::elementwise::{add, add_in_place};
+use super::graph::{Graph, Op};
+use super::layout::{concat, pad2d};
+use super::pool::{avg_pool2d, global_avg_pool, max_pool2d};
+use super::reduce::{reduce_mean, softmax};
+use super::tensor::Shape4;
+use crate::error::{Error, Result};
+
+/// Where a tensor lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// Not a graph input and written by no node.
+    Unused,
+    /// The caller's graph input number `k`.
+    Input(usize),
+    /// The same memory as tensor `id` (Flatten, in-place operators).
+    Alias(u32),
+    /// A block of the arena from this element offset.
+    Arena(usize),
+}
+
+/// The plan's record of one tensor (caller storage for [`make_plan`], one per tensor of the
+/// graph: [`plan_len`]). Its contents are private; start from [`PlanSlot::EMPTY`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanSlot {
+    place: Place,
+    /// Index of the last node reading this tensor (`nodes.len()` for graph outputs).
+    last: usize,
+    /// For a block's root tensor: the last node using the block through any alias.
+    end: usize,
+    /// For a block's root tensor: its length in elements.
+    len: usize,
+    /// For a convolution's output tensor: the method chosen.
+    method: ConvMethod,
+}
+
+impl PlanSlot {
+    /// An unplanned slot.
+    pub const EMPTY: Self = Self {
+        place: Place::Unused,
+        last: 0,
+        end: 0,
+        len: 0,
+        method: ConvMethod::Direct,
+    };
+}
+
+impl Default for PlanSlot {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+/// Number of [`PlanSlot`]s that [`make_plan`] needs for `graph`: one per tensor.
+pub const fn plan_len(graph: &Graph<'_>) -> usize {
+    graph.tensors.len()
+}
+
+/// A memory plan for one graph (see the module docs), borrowing the caller's slots.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan<'p> {
+    slots: &'p [PlanSlot],
+    arena_len: usize,
+    scratch_len: usize,
+}
+
+impl Plan<'_> {
+    /// Length of the activation arena [`forward`] needs, in `f32` elements.
+    pub const fn arena_len(&self) -> usize {
+        self.arena_len
+    }
+
+    /// Length of the activation arena in bytes (`4·`[`Plan::arena_len`]).
+    pub const fn arena_bytes(&self) -> usize {
+        self.arena_len * core::mem::size_of::<f32>()
+    }
+
+    /// Length of the scratch buffer [`forward`] needs, in `f32` elements: the largest
+    /// convolution workspace ([`workspace_len`]) or fully connected packing buffer
+    /// ([`fully_connected_pack_len`]) of the graph.
+    pub const fn scratch_len(&self) -> usize {
+        self.scratch_len
+    }
+
+    /// The convolution method chosen for the node writing tensor `output`, `None` if `output`
+    /// is not a tensor of the plan.
+    pub fn method(&self, output: u32) -> Option<ConvMethod> {
+        self.slots.get(output as usize).map(|s| s.method)
+    }
+
+    /// The arena offset (`f32` elements) of tensor `id`'s memory, `None` for a graph input (or
+    /// an alias of one), an unused tensor or an id outside the plan.
+    pub fn offset(&self, id: u32) -> Option<usize> {
+        match root(self.slots, id).ok()?.1 {
+            Place::Arena(o) => Some(o),
+            _ => None,
+        }
+    }
+}
+
+/// The root tensor of `id`'s alias chain and its place.
+fn root(slots: &[PlanSlot], mut id: u32) -> Result<(u32, Place)> {
+    for _ in 0..=slots.len() {
+        match slots.get(id as usize).ok_or(Error::InvalidArgument)?.place {
+            Place::Alias(p) => id = p,
+            place => return Ok((id, place)),
+        }
+    }
+    Err(Error::InvalidArgument)
+}
+
+/// Validates `graph` and plans it into `slots` (at least [`plan_len`] of them), choosing each
+/// convolution's method with [`choose_method`] under `workspace_budget_bytes` (bytes of `f32`
+/// scratch a convolution may use; 0 forces the direct method). Allocates nothing.
+///
+/// # Errors
+/// Those of [`Graph::validate`]; [`Error::BufferTooSmall`] if `slots` is shorter than
+/// [`plan_len`]; [`Error::Overflow`] if the arena or scratch length overflows.
+pub fn make_plan<'p>(
+    graph: &Graph<'_>,
+    workspace_budget_bytes: usize,
+    slots: &'p mut [PlanSlot],
+) -> Result<Plan<'p>> {
+    graph.validate()?;
+    let slots = slots
+        .get_mut(..plan_len(graph))
+        .ok_or(Error::BufferTooSmall)?;
+    slots.fill(PlanSlot::EMPTY);
+    let nodes = graph.nodes;
+    for (k, &t) in graph.inputs.iter().enumerate() {
+        slots[t as usize].place = Place::Input(k);
+    }
+    for (i, node) in nodes.iter().enumerate() {
+        for &t in &node.inputs[..node.input_count as usize] {
+            slots[t as usize].last = i;
+        }
+        slots[node.output as usize].last = i; // at least its own node
+    }
+    for &t in graph.outputs {
+        slots[t as usize].last = nodes.len();
+    }
+    for s in slots.iter_mut() {
+        s.end = s.last;
+    }
+    let (mut arena_len, mut scratch_len) = (0usize, 0usize);
+    for (i, node) in nodes.iter().enumerate() {
+        let op = graph.decode(node)?;
+        let out = node.output;
+        let out_last = slots[out as usize].last;
+        match op {
+            Op::Conv { shape, .. } => {
+                let m = choose_method(&shape, workspace_budget_bytes)?;
+                scratch_len = scratch_len.max(workspace_len(m, &shape)?);
+                slots[out as usize].method = m;
+            }
+            Op::FullyConnected {
+                batch,
+                in_features,
+                out_features,
+                ..
+            } => {
+                let p = fully_connected_pack_len(batch, in_features, out_features);
+                scratch_len = scratch_len.max(p);
+            }
+            _ => {}
+        }
+        if matches!(op, Op::Flatten) {
+            let (r, _) = root(slots, node.inputs[0])?;
+            slots[out as usize].place = Place::Alias(r);
+            let e = &mut slots[r as usize].end;
+            *e = (*e).max(out_last);
+            continue;
+        }
+        if op.in_place() {
+            let (r, place) = root(slots, node.inputs[0])?;
+            let other = if node.input_count > 1 {
+                Some(root(slots, node.inputs[1])?.0)
+            } else {
+                None
+            };
+            if matches!(place, Place::Arena(_)) && slots[r as usize].end == i && other != Some(r) {
+                slots[out as usize].place = Place::Alias(r);
+                slots[r as usize].end = out_last;
+                continue;
+            }
+        }
+        let len = graph.shape(out)?.elements()?;
+        let at = best_fit(slots, i, len)?;
+        slots[out as usize].place = Place::Arena(at);
+        slots[out as usize].len = len;
+        arena_len = arena_len.max(at.checked_add(len).ok_or(Error::Overflow)?);
+    }
+    // Graph outputs that are graph inputs or aliases need no memory of their own.
+    Ok(Plan {
+        slots,
+        arena_len,
+        scratch_len,
+    })
+}
+
+/// Best-fit offset for a new block of `len` elements at node `i` (module docs): candidates are
+/// 0 and the end of every block live at `i`; a candidate is valid if it overlaps no live block;
+/// the valid candidate with the smallest gap above it wins (ties: lowest offset), a gap without
+/// a live block above it counting as infinite.
+fn best_fit(slots: &[PlanSlot], i: usize, len: usize) -> Result<usize> {
+    let live = || {
+        slots.iter().filter_map(move |s| match s.place {
+            Place::Arena(o) if s.end >= i => Some((o, o + s.len)),
+            _ => None,
+        })
+    };
+    let mut best: Option<(usize, usize)> = None; // (gap, offset)
+    for c in core::iter::once(0).chain(live().map(|(_, e)| e)) {
+        let c_end = c.checked_add(len).ok_or(Error::Overflow)?;
+        if live().any(|(s, e)| c < e && s < c_end) {
+            continue;
+        }
+        let gap = live()
+            .filter(|&(s, _)| s >= c)
+            .map(|(s, _)| s - c)
+            .min()
+            .unwrap_or(usize::MAX);
+        if best.is_none_or(|(g, o)| (gap, c) < (g, o)) {
+            best = Some((gap, c));
+        }
+    }
+    // Some candidate is always valid: the highest live block end (or 0 when none is live).
+    best.map(|(_, o)| o).ok_or(Error::Overflow)
+}
+
+/// The slice of tensor `t` (`len` elements) for reading while an arena block is being written:
+/// `left` is the arena before that block, `right` the arena from element `right_at` on. A
+/// tensor overlapping the block (only possible with a plan of another graph) is an error.
+fn read<'x>(
+    slots: &[PlanSlot],
+    t: u32,
+    len: usize,
+    inputs: &[&'x [f32]],
+    left: &'x [f32],
+    right: &'x [f32],
+    right_at: usize,
+) -> Result<&'x [f32]> {
+    let r = match root(slots, t)?.1 {
+        Place::Input(k) => inputs.get(k).and_then(|x| x.get(..len)),
+        Place::Arena(s) => {
+            let e = s.checked_add(len).ok_or(Error::Overflow)?;
+            if e <= left.len() {
+                left.get(s..e)
+            } else if s >= right_at {
+                right.get(s - right_at..e - right_at)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    r.ok_or(Error::InvalidArgument)
+}
+
+/// Runs `graph` planned by `plan` ([`make_plan`] on the same graph): reads the graph inputs from
+/// `inputs` (one slice per [`Graph::inputs`] entry, at least its tensor's elements, packed
+/// NCHW), keeps every intermediate tensor in `arena` (at least [`Plan::arena_len`] elements),
+/// uses `scratch` (at least [`Plan::scratch_len`] elements) as working memory, and copies each
+/// graph output into `outputs` (one slice per [`Graph::outputs`] entry, at least its tensor's
+/// elements; elements past it are untouched). Any batch size the tensors declare. Allocates
+/// nothing (except inside the optional `gemm` crate). Contents of `arena` and `scratch` are
+/// meaningless before and after.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] if `inputs` or `outputs` has the wrong count or `plan` does not
+/// belong to `graph`; [`Error::BufferTooSmall`] if a buffer is too short. These are checked
+/// before anything is written. On a graph that [`Graph::validate`] accepts, with a plan made
+/// from it, nothing else fails.
+pub fn forward(
+    graph: &Graph<'_>,
+    plan: &Plan<'_>,
+    inputs: &[&[f32]],
+    outputs: &mut [&mut [f32]],
+    arena: &mut [f32],
+    scratch: &mut [f32],
+) -> Result<()> {
+    let slots = plan.slots;
+    if slots.len() != graph.tensors.len()
+        || inputs.len() != graph.inputs.len()
+        || outputs.len() != graph.outputs.len()
+    {
+        return Err(Error::InvalidArgument);
+    }
+    for (x, &t) in inputs.iter().zip(graph.inputs) {
+        if x.len() < graph.shape(t)?.elements()? {
+            return Err(Error::BufferTooSmall);
+        }
+    }
+    for (y, &t) in outputs.iter().zip(graph.outputs) {
+        if y.len() < graph.shape(t)?.elements()? {
+            return Err(Error::BufferTooSmall);
+        }
+    }
+    if arena.len() < plan.arena_len || scratch.len() < plan.scratch_len {
+        return Err(Error::BufferTooSmall);
+    }
+    let arena = &mut arena[..plan.arena_len];
+    let scratch = &mut scratch[..plan.scratch_len];
+    for node in graph.nodes {
+        let op = graph.decode(node)?;
+        if matches!(op, Op::Flatten) {
+            continue;
+        }
+        let len = |t: u32| -> Result<usize> { graph.shape(t)?.elements() };
+        let (out_root, place) = root(slots, node.output)?;
+        let Place::Arena(at) = place else {
+            return Err(Error::InvalidArgument);
+        };
+        let y_len = len(node.output)?;
+        let end = at.checked_add(y_len).ok_or(Error::Overflow)?;
+        if end > arena.len() {
+            return Err(Error::InvalidArgument);
+        }
+        let (left, rest) = arena.split_at_mut(at);
+        let (y, right) = rest.split_at_mut(y_len);
+        let (left, right): (&[f32], &[f32]) = (left, right);
+        let x0 = node.inputs[0];
+        let in_place = root(slots, x0)?.0 == out_root;
+        let rd = |t: u32| read(slots, t, len(t)?, inputs, left, right, end);
+        // The first input, or (in place) a copy already in `y`.
+        let x = |y: &mut [f32]| -> Result<()> {
+            if !in_place {
+                y.copy_from_slice(rd(x0)?);
+            }
+            Ok(())
+        };
+        match op {
+            Op::Conv {
+                shape,
+                weights,
+                bias,
+                act,
+                slopes,
+            } => {
+                let m = slots[node.output as usize].method;
+                conv2d_fused(m, &shape, rd(x0)?, weights, bias, act, slopes, y, scratch)?;
+            }
+            Op::MaxPool(s) => max_pool2d(&s, rd(x0)?, y)?,
+            Op::AvgPool(s) => avg_pool2d(&s, rd(x0)?, y)?,
+            Op::GlobalAvgPool(s) => global_avg_pool(&s, rd(x0)?, y)?,
+            Op::FullyConnected {
+                batch,
+                in_features,
+                out_features,
+                weights,
+                bias,
+            } => fully_connected(
+                batch,
+                in_features,
+                out_features,
+                rd(x0)?,
+                weights,
+                bias,
+                y,
+                scratch,
+            )?,
+            Op::Activation { shape, act, slopes } => {
+                x(y)?;
+                apply_activation(act, &shape, y, slopes)?;
+            }
+            Op::Softmax(s, axis) => {
+                x(y)?;
+                softmax(&s, axis, y)?;
+            }
+            Op::ReduceMean(s, axes) => reduce_mean(&s, axes, rd(x0)?, y)?,
+            Op::Add(s, bc) => {
+                let b = rd(node.inputs[1])?;
+                if in_place {
+                    add_in_place(&s, y, b, bc)?;
+                } else {
+                    add(&s, rd(x0)?, b, bc, y)?;
+                }
+            }
+            Op::Concat(axis) => {
+                let count = node.input_count as usize;
+                let first: (Shape4, &[f32]) = (graph.shape(x0)?, rd(x0)?);
+                let mut parts = [first; 4];
+                for (p, &t) in parts.iter_mut().zip(&node.inputs[..count]) {
+                    *p = (graph.shape(t)?, rd(t)?);
+                }
+                concat(&parts[..count], axis, y)?;
+            }
+            Op::Pad(s, pads, mode) => pad2d(&s, &pads, mode, rd(x0)?, y)?,
+            Op::BatchNorm(s, bn) => {
+                x(y)?;
+                batch_norm(&s, &bn, y)?;
+            }
+            Op::Flatten => {}
+        }
+    }
+    let arena: &[f32] = arena;
+    for (y, &t) in outputs.iter_mut().zip(graph.outputs) {
+        let n = graph.shape(t)?.elements()?;
+        let src = read(slots, t, n, inputs, arena, &[], usize::MAX)?;
+        y[..n].copy_from_slice(src);
+    }
+    Ok(())
+}
+
+/// [`Plan::arena_len`] of `graph` under `workspace_budget_bytes`, planned into `slots`.
+///
+/// # Errors
+/// Those of [`make_plan`].
+pub fn arena_len(
+    graph: &Graph<'_>,
+    workspace_budget_bytes: usize,
+    slots: &mut [PlanSlot],
+) -> Result<usize> {
+    Ok(make_plan(graph, workspace_budget_bytes, slots)?.arena_len())
+}

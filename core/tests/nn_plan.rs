@@ -1,0 +1,846 @@
+//! Network plans (`nn::graph`, `nn::plan`): small networks built here, run through one arena by
+//! `forward`, against a layer-by-layer evaluation that calls the layer functions into a separate
+//! `Vec` per tensor. The plan only moves where tensors live, so the comparison is bit-exact (the
+//! reference uses the convolution method the plan chose). Also: arena sizes (below the sum of
+//! the activations; an exact hand-computed value for a chain), every validation error, 500
+//! random corruptions of a valid graph (never a panic; a graph that validates also runs), and
+//! no heap use in `make_plan` and `forward`.
+
+#[allow(dead_code)]
+#[path = "common/mod.rs"]
+mod common;
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+
+#[global_allocator]
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
+
+use common::Rng;
+use mvision_core::nn::activation::{apply_activation, conv2d_fused, Activation};
+use mvision_core::nn::batchnorm::{batch_norm, BatchNormParams};
+use mvision_core::nn::conv::{Conv2dShape, ConvMethod};
+use mvision_core::nn::dense::{fully_connected, fully_connected_pack_len};
+use mvision_core::nn::elementwise::{add, Broadcast};
+use mvision_core::nn::graph::{self, op, Graph, Node, TensorDesc, WeightRange};
+use mvision_core::nn::layout::{concat, pad2d, PadMode, Pads};
+use mvision_core::nn::plan::{forward, make_plan, plan_len, PlanSlot};
+use mvision_core::nn::pool::{avg_pool2d, global_avg_pool, max_pool2d, Pool2dShape};
+use mvision_core::nn::reduce::{reduce_mean, softmax};
+use mvision_core::nn::tensor::Shape4;
+use mvision_core::Error;
+
+/// A graph under construction, owning its arrays.
+#[derive(Clone, Default)]
+struct Net {
+    tensors: Vec<TensorDesc>,
+    nodes: Vec<Node>,
+    weights: Vec<f32>,
+    inputs: Vec<u32>,
+    outputs: Vec<u32>,
+}
+
+const NONE: WeightRange = WeightRange::new(0, 0);
+
+impl Net {
+    fn graph(&self) -> Graph<'_> {
+        Graph {
+            tensors: &self.tensors,
+            nodes: &self.nodes,
+            weights: &self.weights,
+            inputs: &self.inputs,
+            outputs: &self.outputs,
+        }
+    }
+
+    fn t(&mut self, n: usize, c: usize, h: usize, w: usize) -> u32 {
+        self.tensors
+            .push(TensorDesc::new(n as u32, c as u32, h as u32, w as u32));
+        self.tensors.len() as u32 - 1
+    }
+
+    fn input(&mut self, n: usize, c: usize, h: usize, w: usize) -> u32 {
+        let t = self.t(n, c, h, w);
+        self.inputs.push(t);
+        t
+    }
+
+    fn shape(&self, t: u32) -> Shape4 {
+        self.tensors[t as usize].shape().unwrap()
+    }
+
+    fn w(&mut self, rng: &mut Rng, len: usize, lo: f32, hi: f32) -> WeightRange {
+        let r = WeightRange::new(self.weights.len() as u32, len as u32);
+        self.weights.extend((0..len).map(|_| rng.f32_in(lo, hi)));
+        r
+    }
+
+    /// A convolution `k × k`, stride 1, padding `pad`, with bias, into a new tensor.
+    fn conv(
+        &mut self,
+        rng: &mut Rng,
+        x: u32,
+        c_out: usize,
+        k: usize,
+        pad: usize,
+        act: Activation,
+    ) -> u32 {
+        let s = self.shape(x);
+        let mut c = Conv2dShape::new(s.n, s.c, s.h, s.w, c_out, k, k);
+        c.pad_top = pad;
+        c.pad_left = pad;
+        c.pad_bottom = pad;
+        c.pad_right = pad;
+        let d = c.dims().unwrap();
+        let y = self.t(s.n, c_out, d.out_h, d.out_w);
+        let w = self.w(rng, d.weight_len, -0.5, 0.5);
+        let b = self.w(rng, c_out, -0.1, 0.1);
+        let sl = if act == Activation::PRelu {
+            self.w(rng, c_out, 0.0, 0.3)
+        } else {
+            NONE
+        };
+        self.nodes.push(Node::conv(x, y, &c, w, b, act, sl));
+        y
+    }
+
+    fn unary(&mut self, x: u32, y_shape: Shape4, make: impl FnOnce(u32, u32) -> Node) -> u32 {
+        let s = y_shape;
+        let y = self.t(s.n, s.c, s.h, s.w);
+        self.nodes.push(make(x, y));
+        y
+    }
+
+    fn act(&mut self, x: u32, act: Activation) -> u32 {
+        let s = self.shape(x);
+        self.unary(x, s, |x, y| Node::activation(x, y, act, NONE))
+    }
+
+    fn max_pool(&mut self, x: u32, k: usize) -> u32 {
+        let s = self.shape(x);
+        let p = Pool2dShape::new(s.n, s.c, s.h, s.w, k, k);
+        let d = p.dims().unwrap();
+        let ys = Shape4::new(s.n, s.c, d.out_h, d.out_w).unwrap();
+        self.unary(x, ys, |x, y| Node::pool(x, y, &p, true))
+    }
+
+    fn gap(&mut self, x: u32) -> u32 {
+        let s = self.shape(x);
+        self.unary(
+            x,
+            Shape4::new(s.n, s.c, 1, 1).unwrap(),
+            Node::global_avg_pool,
+        )
+    }
+
+    fn flatten(&mut self, x: u32) -> u32 {
+        let s = self.shape(x);
+        self.unary(
+            x,
+            Shape4::new(s.n, s.c * s.h * s.w, 1, 1).unwrap(),
+            |x, y| Node::flatten(x, y, 1),
+        )
+    }
+
+    fn fc(&mut self, rng: &mut Rng, x: u32, out: usize) -> u32 {
+        let s = self.shape(x);
+        let w = self.w(rng, out * s.c * s.h * s.w, -0.3, 0.3);
+        let b = self.w(rng, out, -0.1, 0.1);
+        self.unary(x, Shape4::new(s.n, out, 1, 1).unwrap(), |x, y| {
+            Node::fully_connected(x, y, w, b)
+        })
+    }
+
+    fn softmax(&mut self, x: u32) -> u32 {
+        let s = self.shape(x);
+        self.unary(x, s, |x, y| Node::softmax(x, y, 1))
+    }
+}
+
+fn random(rng: &mut Rng, len: usize) -> Vec<f32> {
+    (0..len).map(|_| rng.f32_in(-2.0, 2.0)).collect()
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn f(bits: u32) -> f32 {
+    f32::from_bits(bits)
+}
+
+fn w_of(net: &Net, r: WeightRange) -> Option<&[f32]> {
+    (r.len > 0).then(|| &net.weights[r.offset as usize..][..r.len as usize])
+}
+
+fn act_of(p: &[u32; 16]) -> Activation {
+    match p[graph::P_ACT] {
+        0 => Activation::None,
+        1 => Activation::Relu,
+        2 => Activation::Relu6,
+        3 => Activation::Clip {
+            min: f(p[graph::P_ACT_A]),
+            max: f(p[graph::P_ACT_B]),
+        },
+        4 => Activation::LeakyRelu {
+            alpha: f(p[graph::P_ACT_A]),
+        },
+        5 => Activation::PRelu,
+        _ => Activation::Sigmoid,
+    }
+}
+
+/// Layer-by-layer evaluation: one `Vec` per tensor, the layer functions called directly.
+/// `methods[i]` is the convolution method of node `i`.
+fn reference(net: &Net, inputs: &[Vec<f32>], methods: &[ConvMethod]) -> Vec<Vec<f32>> {
+    let mut t: Vec<Vec<f32>> = net
+        .tensors
+        .iter()
+        .map(|d| vec![f32::NAN; d.shape().unwrap().elements().unwrap()])
+        .collect();
+    for (k, &i) in net.inputs.iter().enumerate() {
+        t[i as usize] = inputs[k].clone();
+    }
+    for (i, node) in net.nodes.iter().enumerate() {
+        let x = t[node.inputs[0] as usize].clone();
+        let xs = net.shape(node.inputs[0]);
+        let ys = net.shape(node.output);
+        let p = &node.params;
+        let u = |k: usize| p[k] as usize;
+        let mut y = vec![0.0f32; ys.elements().unwrap()];
+        match node.op {
+            op::CONV => {
+                let c = Conv2dShape {
+                    n: xs.n,
+                    c_in: xs.c,
+                    h: xs.h,
+                    w: xs.w,
+                    c_out: ys.c,
+                    kh: u(0),
+                    kw: u(1),
+                    stride_h: u(2),
+                    stride_w: u(3),
+                    pad_top: u(4),
+                    pad_left: u(5),
+                    pad_bottom: u(6),
+                    pad_right: u(7),
+                    dilation_h: u(8),
+                    dilation_w: u(9),
+                    groups: u(10),
+                };
+                let mut ws = vec![0.0f32; 1 << 20];
+                conv2d_fused(
+                    methods[i],
+                    &c,
+                    &x,
+                    w_of(net, node.weights[0]).unwrap(),
+                    w_of(net, node.weights[1]),
+                    act_of(p),
+                    w_of(net, node.weights[2]),
+                    &mut y,
+                    &mut ws,
+                )
+                .unwrap();
+            }
+            op::MAX_POOL | op::AVG_POOL => {
+                let mut s = Pool2dShape::new(xs.n, xs.c, xs.h, xs.w, u(0), u(1));
+                s.stride_h = u(2);
+                s.stride_w = u(3);
+                s.pad_top = u(4);
+                s.pad_left = u(5);
+                s.pad_bottom = u(6);
+                s.pad_right = u(7);
+                s.ceil_mode = p[8] == 1;
+                s.count_include_pad = p[9] == 1;
+                if node.op == op::MAX_POOL {
+                    max_pool2d(&s, &x, &mut y).unwrap();
+                } else {
+                    avg_pool2d(&s, &x, &mut y).unwrap();
+                }
+            }
+            op::GLOBAL_AVG_POOL => global_avg_pool(&xs, &x, &mut y).unwrap(),
+            op::FULLY_CONNECTED => {
+                let (fin, fout) = (xs.c * xs.h * xs.w, ys.c * ys.h * ys.w);
+                let mut pack = vec![0.0f32; fully_connected_pack_len(xs.n, fin, fout)];
+                fully_connected(
+                    xs.n,
+                    fin,
+                    fout,
+                    &x,
+                    w_of(net, node.weights[0]).unwrap(),
+                    w_of(net, node.weights[1]),
+                    &mut y,
+                    &mut pack,
+                )
+                .unwrap();
+            }
+            op::ACTIVATION => {
+                y.copy_from_slice(&x);
+                apply_activation(act_of(p), &xs, &mut y, w_of(net, node.weights[2])).unwrap();
+            }
+            op::SOFTMAX => {
+                y.copy_from_slice(&x);
+                softmax(&xs, u(0), &mut y).unwrap();
+            }
+            op::REDUCE_MEAN => {
+                let axes = [0, 1, 2, 3].map(|k| p[0] & (1 << k) != 0);
+                reduce_mean(&xs, axes, &x, &mut y).unwrap();
+            }
+            op::ADD => {
+                let bc = [Broadcast::Same, Broadcast::PerChannel, Broadcast::Scalar][u(0)];
+                add(&xs, &x, &t[node.inputs[1] as usize], bc, &mut y).unwrap();
+            }
+            op::CONCAT => {
+                let parts: Vec<(Shape4, &[f32])> = node.inputs[..node.input_count as usize]
+                    .iter()
+                    .map(|&k| (net.shape(k), t[k as usize].as_slice()))
+                    .collect();
+                concat(&parts, u(0), &mut y).unwrap();
+            }
+            op::FLATTEN => y.copy_from_slice(&x),
+            op::PAD => {
+                let pads = Pads {
+                    top: u(4),
+                    left: u(5),
+                    bottom: u(6),
+                    right: u(7),
+                };
+                let mode = [PadMode::Constant(f(p[8])), PadMode::Edge, PadMode::Reflect][u(0)];
+                pad2d(&xs, &pads, mode, &x, &mut y).unwrap();
+            }
+            op::BATCH_NORM => {
+                let g = |k: usize| w_of(net, node.weights[k]).unwrap();
+                let bn = BatchNormParams {
+                    gamma: g(0),
+                    beta: g(1),
+                    mean: g(2),
+                    var: g(3),
+                    eps: f(p[0]),
+                };
+                y.copy_from_slice(&x);
+                batch_norm(&xs, &bn, &mut y).unwrap();
+            }
+            other => panic!("op {other}"),
+        }
+        t[node.output as usize] = y;
+    }
+    t
+}
+
+/// Plans `net` under `budget` bytes, runs it on random inputs and checks every output against
+/// [`reference`] bit for bit. Returns `(arena_len, sum of the node outputs' elements)`.
+fn check(net: &Net, budget: usize, seed: u64) -> (usize, usize) {
+    let g = net.graph();
+    g.validate().unwrap();
+    let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+    let plan = make_plan(&g, budget, &mut slots).unwrap();
+    let mut rng = Rng::new(seed);
+    let inputs: Vec<Vec<f32>> = net
+        .inputs
+        .iter()
+        .map(|&t| random(&mut rng, net.shape(t).elements().unwrap()))
+        .collect();
+    let methods: Vec<ConvMethod> = net
+        .nodes
+        .iter()
+        .map(|n| plan.method(n.output).unwrap())
+        .collect();
+    let want = reference(net, &inputs, &methods);
+    let mut arena = vec![f32::NAN; plan.arena_len()];
+    let mut scratch = vec![f32::NAN; plan.scratch_len()];
+    let mut outs: Vec<Vec<f32>> = net
+        .outputs
+        .iter()
+        .map(|&t| vec![f32::NAN; net.shape(t).elements().unwrap() + 2])
+        .collect();
+    let ins: Vec<&[f32]> = inputs.iter().map(|v| v.as_slice()).collect();
+    {
+        let mut out_refs: Vec<&mut [f32]> = outs.iter_mut().map(|v| v.as_mut_slice()).collect();
+        forward(&g, &plan, &ins, &mut out_refs, &mut arena, &mut scratch).unwrap();
+    }
+    for (k, &t) in net.outputs.iter().enumerate() {
+        let n = want[t as usize].len();
+        assert_eq!(bits(&outs[k][..n]), bits(&want[t as usize]), "output {k}");
+        assert!(
+            outs[k][n..].iter().all(|v| v.is_nan()),
+            "wrote past output {k}"
+        );
+        assert!(want[t as usize].iter().all(|v| v.is_finite()));
+    }
+    let sum = net
+        .nodes
+        .iter()
+        .map(|n| net.shape(n.output).elements().unwrap())
+        .sum();
+    (plan.arena_len(), sum)
+}
+
+/// conv → relu → maxpool → conv → relu → gap → flatten → fc → softmax (relus standalone).
+fn chain(batch: usize, seed: u64) -> Net {
+    let mut rng = Rng::new(seed);
+    let mut net = Net::default();
+    let x = net.input(batch, 3, 12, 11);
+    let a = net.conv(&mut rng, x, 8, 3, 1, Activation::None);
+    let a = net.act(a, Activation::Relu);
+    let a = net.max_pool(a, 2);
+    let a = net.conv(&mut rng, a, 16, 3, 1, Activation::None);
+    let a = net.act(a, Activation::Relu);
+    let a = net.gap(a);
+    let a = net.flatten(a);
+    let a = net.fc(&mut rng, a, 5);
+    let a = net.softmax(a);
+    net.outputs.push(a);
+    net
+}
+
+#[test]
+fn chain_matches_layers_batch_1_and_3() {
+    for batch in [1, 3] {
+        for budget in [0, 1 << 20] {
+            let net = chain(batch, 7);
+            let (arena, sum) = check(&net, budget, 11 + batch as u64);
+            // Relu in place, flatten an alias; the two convolution outputs never coexist with
+            // the first conv's output after the pool: well below the sum.
+            assert!(arena * 2 < sum, "arena {arena} vs sum {sum}");
+            println!("chain batch {batch} budget {budget}: arena {arena} f32, naive sum {sum}");
+        }
+    }
+}
+
+/// in (1×1×8×8) → conv1×1 (2 ch, 128) → maxpool 2 (32) → conv1×1 (32) → gap (2): the first
+/// conv output takes [0, 128); the pool output [128, 160) (the conv output is still read); the
+/// second conv output reuses [0, 32) (conv output dead, best fit below the pool output); the gap
+/// output goes to [32, 34) (pool output dead; [0, 32) live). Arena: 160 of the naive 194.
+#[test]
+fn hand_computed_chain_arena() {
+    let mut rng = Rng::new(3);
+    let mut net = Net::default();
+    let x = net.input(1, 1, 8, 8);
+    let a = net.conv(&mut rng, x, 2, 1, 0, Activation::Relu);
+    let a = net.max_pool(a, 2);
+    let a = net.conv(&mut rng, a, 2, 1, 0, Activation::Sigmoid);
+    let a = net.gap(a);
+    net.outputs.push(a);
+    let (arena, sum) = check(&net, 0, 1);
+    assert_eq!((arena, sum), (160, 194));
+    let g = net.graph();
+    let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+    let plan = make_plan(&g, 0, &mut slots).unwrap();
+    assert_eq!(plan.arena_bytes(), 640);
+    let offs: Vec<_> = (1..5).map(|t| plan.offset(t)).collect();
+    assert_eq!(offs, [Some(0), Some(128), Some(0), Some(32)]);
+    assert_eq!(
+        plan.offset(0),
+        None,
+        "graph input lives in the caller's slice"
+    );
+}
+
+/// conv → relu (t1), conv (t2), add(t2, t1) in place into t2, relu in place, two batches.
+#[test]
+fn residual_block() {
+    for batch in [1, 3] {
+        let mut rng = Rng::new(5);
+        let mut net = Net::default();
+        let x = net.input(batch, 4, 9, 7);
+        let t1 = net.conv(&mut rng, x, 6, 3, 1, Activation::Relu);
+        let t2 = net.conv(&mut rng, t1, 6, 3, 1, Activation::PRelu);
+        let s = net.shape(t2);
+        let t3 = net.unary(t2, s, |a, y| Node::add(a, t1, y, Broadcast::Same));
+        let t4 = net.act(t3, Activation::Relu6);
+        net.outputs.push(t4);
+        let g = net.graph();
+        let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+        let plan = make_plan(&g, 1 << 20, &mut slots).unwrap();
+        assert_eq!(plan.offset(t3), plan.offset(t2), "add in place");
+        assert_eq!(plan.offset(t4), plan.offset(t2), "relu in place");
+        let (arena, sum) = check(&net, 1 << 20, 2);
+        assert_eq!(arena, 2 * s.elements().unwrap());
+        println!("residual batch {batch}: arena {arena} f32, naive sum {sum}");
+    }
+}
+
+/// Two branches joined by Concat, then BatchNorm; plus a per-channel and a scalar Add.
+#[test]
+fn branches_concat() {
+    for batch in [1, 3] {
+        let mut rng = Rng::new(9);
+        let mut net = Net::default();
+        let x = net.input(batch, 3, 10, 10);
+        let a = net.conv(&mut rng, x, 4, 3, 1, Activation::LeakyRelu { alpha: 0.1 });
+        let b = net.conv(
+            &mut rng,
+            x,
+            5,
+            1,
+            0,
+            Activation::Clip {
+                min: -1.0,
+                max: 1.0,
+            },
+        );
+        let s = net.shape(a);
+        // Three inputs (one twice): 4 + 5 + 4 channels.
+        let c = net.t(s.n, 13, s.h, s.w);
+        net.nodes.push(Node::concat(&[a, b, a], c, 1));
+        let ranges = [
+            net.w(&mut rng, 13, 0.5, 1.5),
+            net.w(&mut rng, 13, -0.5, 0.5),
+            net.w(&mut rng, 13, -0.5, 0.5),
+            net.w(&mut rng, 13, 0.1, 2.0),
+        ];
+        let s = net.shape(c);
+        let d = net.unary(c, s, |x, y| Node::batch_norm(x, y, ranges, 1e-5));
+        let pc = net.input(1, 13, 1, 1);
+        let e = net.unary(d, s, |x, y| Node::add(x, pc, y, Broadcast::PerChannel));
+        let sc = net.input(1, 1, 1, 1);
+        let e2 = net.unary(e, s, |x, y| Node::add(x, sc, y, Broadcast::Scalar));
+        net.outputs.push(e2);
+        net.outputs.push(b);
+        let (arena, sum) = check(&net, 1 << 20, 4);
+        assert!(arena < sum);
+        println!("concat batch {batch}: arena {arena} f32, naive sum {sum}");
+    }
+}
+
+/// Pad (reflect, then constant) then conv, average pooling, reduce-mean; and Flatten then FC
+/// straight from a graph input (the flatten aliases the caller's slice).
+#[test]
+fn pad_then_conv_and_flatten_then_fc() {
+    for batch in [1, 3] {
+        let mut rng = Rng::new(13);
+        let mut net = Net::default();
+        let x = net.input(batch, 2, 7, 6);
+        let pads = Pads {
+            top: 1,
+            left: 2,
+            bottom: 2,
+            right: 1,
+        };
+        let s = net.shape(x);
+        let ps = Shape4::new(s.n, s.c, 10, 9).unwrap();
+        let p = net.unary(x, ps, |x, y| Node::pad(x, y, &pads, PadMode::Reflect));
+        let p2s = Shape4::new(s.n, s.c, 13, 12).unwrap();
+        let p2 = net.unary(p, p2s, |x, y| {
+            Node::pad(x, y, &pads, PadMode::Constant(0.5))
+        });
+        let c = net.conv(&mut rng, p2, 3, 3, 0, Activation::None);
+        let cs = net.shape(c);
+        let mut pool = Pool2dShape::new(cs.n, cs.c, cs.h, cs.w, 3, 3);
+        pool.stride_h = 2;
+        pool.stride_w = 2;
+        pool.pad_top = 1;
+        pool.ceil_mode = true;
+        pool.count_include_pad = true;
+        let d = pool.dims().unwrap();
+        let ap = net.unary(
+            c,
+            Shape4::new(cs.n, cs.c, d.out_h, d.out_w).unwrap(),
+            |x, y| Node::pool(x, y, &pool, false),
+        );
+        let aps = net.shape(ap);
+        let rm = net.unary(ap, Shape4::new(aps.n, 1, 1, aps.w).unwrap(), |x, y| {
+            Node::reduce_mean(x, y, [false, true, true, false])
+        });
+        let fl = net.flatten(x);
+        let fc = net.fc(&mut rng, fl, 4);
+        net.outputs.extend([rm, fc, fl]);
+        let (arena, sum) = check(&net, 1 << 20, 6);
+        assert!(arena < sum);
+        println!("pad/flatten batch {batch}: arena {arena} f32, naive sum {sum}");
+    }
+}
+
+fn valid() -> Net {
+    chain(2, 21)
+}
+
+fn err(net: &Net) -> Error {
+    let g = net.graph();
+    let e = g.validate().unwrap_err();
+    let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+    assert_eq!(make_plan(&g, 0, &mut slots).unwrap_err(), e);
+    e
+}
+
+#[test]
+fn validation_errors() {
+    let base = valid();
+    let mutate = |f: &dyn Fn(&mut Net)| {
+        let mut n = base.clone();
+        f(&mut n);
+        err(&n)
+    };
+    let nt = base.tensors.len() as u32;
+    assert_eq!(mutate(&|n| n.nodes[2].inputs[0] = nt), Error::OutOfBounds);
+    assert_eq!(mutate(&|n| n.nodes[2].output = 99), Error::OutOfBounds);
+    assert_eq!(mutate(&|n| n.outputs[0] = nt + 5), Error::OutOfBounds);
+    assert_eq!(mutate(&|n| n.inputs[0] = nt), Error::OutOfBounds);
+    // Out of order: node 1 swapped with node 2 reads a tensor written later.
+    assert_eq!(mutate(&|n| n.nodes.swap(1, 2)), Error::NotInitialized);
+    // A cycle: a node reading its own output, or a later node's.
+    assert_eq!(
+        mutate(&|n| n.nodes[1].inputs[0] = n.nodes[1].output),
+        Error::NotInitialized
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[1].inputs[0] = n.nodes[4].output),
+        Error::SizeMismatch,
+        "the shape check comes first for a mismatching later tensor"
+    );
+    assert_eq!(
+        mutate(&|n| {
+            // Node 1 reading a tensor of the right shape that nobody writes.
+            let s = n.tensors[n.nodes[1].inputs[0] as usize];
+            n.tensors.push(s);
+            n.nodes[1].inputs[0] = n.tensors.len() as u32 - 1;
+        }),
+        Error::NotInitialized
+    );
+    assert_eq!(
+        mutate(&|n| n.outputs[0] = {
+            let s = n.tensors[0];
+            n.tensors.push(s);
+            n.tensors.len() as u32 - 1
+        }),
+        Error::NotInitialized
+    );
+    // Shapes.
+    assert_eq!(mutate(&|n| n.tensors[1].c += 1), Error::SizeMismatch);
+    assert_eq!(mutate(&|n| n.tensors[3].h -= 1), Error::SizeMismatch);
+    assert_eq!(mutate(&|n| n.tensors[0].w = 0), Error::ZeroSize);
+    assert_eq!(
+        mutate(&|n| n.tensors[2] = TensorDesc::new(u32::MAX, u32::MAX, u32::MAX, u32::MAX)),
+        Error::Overflow
+    );
+    // Weights.
+    assert_eq!(
+        mutate(&|n| n.nodes[0].weights[0].offset = n.weights.len() as u32),
+        Error::OutOfBounds
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[0].weights[1].offset = u32::MAX),
+        Error::OutOfBounds
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[0].weights[0].len -= 1),
+        Error::SizeMismatch
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[0].weights[1].len += 1),
+        Error::SizeMismatch
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[0].weights[0].len = 0),
+        Error::SizeMismatch
+    );
+    // Op arguments.
+    assert_eq!(mutate(&|n| n.nodes[3].op = 0), Error::InvalidArgument);
+    assert_eq!(mutate(&|n| n.nodes[3].op = 14), Error::InvalidArgument);
+    assert_eq!(
+        mutate(&|n| n.nodes[3].input_count = 0),
+        Error::InvalidArgument
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[3].input_count = 2),
+        Error::InvalidArgument
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[1].params[graph::P_ACT] = 7),
+        Error::InvalidArgument
+    );
+    assert_eq!(
+        mutate(&|n| {
+            n.nodes[1].params[graph::P_ACT] = 3;
+            n.nodes[1].params[graph::P_ACT_A] = 2.0f32.to_bits();
+        }),
+        Error::InvalidArgument,
+        "Clip with min > max"
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[1].params[graph::P_ACT] = 5),
+        Error::InvalidArgument
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[0].params[graph::P_GROUPS] = 2),
+        Error::InvalidArgument
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[0].params[graph::P_STRIDE_H] = 0),
+        Error::ZeroSize
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[0].params[graph::P_KH] = 40),
+        Error::SizeMismatch
+    );
+    assert_eq!(
+        mutate(&|n| n.nodes[2].params[graph::P_DILATION_H] = 2),
+        Error::InvalidArgument
+    );
+    let last = base.nodes.len() - 1;
+    assert_eq!(
+        mutate(&|n| n.nodes[last].params[0] = 4),
+        Error::InvalidArgument
+    );
+    // Graph structure.
+    assert_eq!(
+        mutate(&|n| n.nodes[1].output = n.nodes[0].output),
+        Error::InvalidArgument
+    );
+    // A graph input that a node also writes.
+    assert_eq!(
+        mutate(&|n| n.inputs.push(n.nodes[0].output)),
+        Error::InvalidArgument
+    );
+    assert_eq!(mutate(&|n| n.inputs.push(0)), Error::InvalidArgument);
+    assert_eq!(mutate(&|n| n.nodes.clear()), Error::InvalidArgument);
+    assert_eq!(mutate(&|n| n.outputs.clear()), Error::InvalidArgument);
+
+    // Caller buffers of make_plan and forward.
+    let g = base.graph();
+    let mut few = vec![PlanSlot::EMPTY; plan_len(&g) - 1];
+    assert_eq!(
+        make_plan(&g, 0, &mut few).unwrap_err(),
+        Error::BufferTooSmall
+    );
+    let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+    let plan = make_plan(&g, 1 << 20, &mut slots).unwrap();
+    let x = vec![0.5f32; base.shape(0).elements().unwrap()];
+    let mut y = [0.0f32; 10];
+    let mut arena = vec![0.0f32; plan.arena_len()];
+    let mut scratch = vec![0.0f32; plan.scratch_len()];
+    let mut run = |x: &[&[f32]], arena_len: usize, scratch_len: usize, y_len: usize| {
+        let mut outs: Vec<&mut [f32]> = vec![&mut y[..y_len]];
+        forward(
+            &g,
+            &plan,
+            x,
+            &mut outs,
+            &mut arena[..arena_len],
+            &mut scratch[..scratch_len],
+        )
+    };
+    let (al, sl) = (plan.arena_len(), plan.scratch_len());
+    assert_eq!(run(&[&x], al, sl, 10), Ok(()));
+    assert_eq!(run(&[&x], al - 1, sl, 10), Err(Error::BufferTooSmall));
+    assert_eq!(run(&[&x], al, sl - 1, 10), Err(Error::BufferTooSmall));
+    assert_eq!(run(&[&x], al, sl, 9), Err(Error::BufferTooSmall));
+    assert_eq!(run(&[&x[1..]], al, sl, 10), Err(Error::BufferTooSmall));
+    assert_eq!(run(&[], al, sl, 10), Err(Error::InvalidArgument));
+    assert_eq!(run(&[&x, &x], al, sl, 10), Err(Error::InvalidArgument));
+    // A plan of another graph.
+    let other = chain(1, 21);
+    let og = other.graph();
+    let mut oslots = vec![PlanSlot::EMPTY; plan_len(&og) + 3];
+    let oplan = make_plan(&og, 0, &mut oslots).unwrap();
+    let mut outs: Vec<&mut [f32]> = vec![&mut y[..10]];
+    let mut big = vec![0.0f32; 1 << 16];
+    let mut big_s = vec![0.0f32; 1 << 16];
+    let r = forward(&g, &oplan, &[&x], &mut outs, &mut big, &mut big_s);
+    assert!(r.is_ok() || r == Err(Error::InvalidArgument), "{r:?}");
+}
+
+/// 500 random corruptions of one field of a valid graph (node words, tensor dimensions, input
+/// and output ids): validation answers Ok or Err without panicking, and a graph that validates
+/// plans and runs.
+#[test]
+fn fuzz_corruptions() {
+    let base = valid();
+    let mut rng = Rng::new(77);
+    let (mut ok, mut bad) = (0, 0);
+    for _ in 0..500 {
+        let mut n = base.clone();
+        let v = match rng.below(5) {
+            0 => 0,
+            1 => 1 + rng.below(3) as u32,
+            2 => rng.below(40) as u32,
+            3 => u32::MAX - rng.below(2) as u32,
+            _ => rng.next_u64() as u32,
+        };
+        match rng.below(4) {
+            0 | 1 => {
+                let k = rng.below(n.nodes.len());
+                let words: &mut [u32] =
+                    bytemuck::cast_slice_mut(std::slice::from_mut(&mut n.nodes[k]));
+                let i = rng.below(words.len());
+                words[i] = v;
+            }
+            2 => {
+                let k = rng.below(n.tensors.len());
+                let words: &mut [u32] =
+                    bytemuck::cast_slice_mut(std::slice::from_mut(&mut n.tensors[k]));
+                words[rng.below(4)] = v;
+            }
+            _ => {
+                if rng.chance(1, 2) {
+                    n.inputs[0] = v;
+                } else {
+                    n.outputs[0] = v;
+                }
+            }
+        }
+        let g = n.graph();
+        let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+        match make_plan(&g, 1 << 16, &mut slots) {
+            Err(e) => {
+                assert_eq!(g.validate(), Err(e));
+                bad += 1;
+            }
+            Ok(plan) => {
+                ok += 1;
+                if plan.arena_len() > 1 << 24 {
+                    continue;
+                }
+                let ins: Vec<Vec<f32>> = n
+                    .inputs
+                    .iter()
+                    .map(|&t| vec![0.25; n.shape(t).elements().unwrap()])
+                    .collect();
+                let ins: Vec<&[f32]> = ins.iter().map(|v| v.as_slice()).collect();
+                let mut outs: Vec<Vec<f32>> = n
+                    .outputs
+                    .iter()
+                    .map(|&t| vec![0.0; n.shape(t).elements().unwrap()])
+                    .collect();
+                let mut outs: Vec<&mut [f32]> = outs.iter_mut().map(|v| v.as_mut_slice()).collect();
+                let mut arena = vec![0.0f32; plan.arena_len()];
+                let mut scratch = vec![0.0f32; plan.scratch_len()];
+                forward(&g, &plan, &ins, &mut outs, &mut arena, &mut scratch).unwrap();
+            }
+        }
+    }
+    println!("fuzz: {ok} valid, {bad} rejected");
+    assert!(bad > 250 && ok > 20, "{ok} ok, {bad} rejected");
+}
+
+/// `make_plan` and `forward` allocate nothing (direct convolutions: budget 0; the fully
+/// connected layer's GEMM only without the `gemm` crate, which allocates its own packing).
+#[test]
+fn no_heap_use() {
+    let net = if cfg!(feature = "gemm-crate") {
+        let mut rng = Rng::new(1);
+        let mut net = Net::default();
+        let x = net.input(2, 3, 8, 8);
+        let a = net.conv(&mut rng, x, 2, 3, 1, Activation::Relu);
+        let a = net.max_pool(a, 2);
+        let a = net.gap(a);
+        net.outputs.push(a);
+        net
+    } else {
+        chain(2, 3)
+    };
+    let g = net.graph();
+    let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+    let x = vec![0.5f32; net.shape(0).elements().unwrap()];
+    let mut y = vec![0.0f32; 64];
+    let mut arena = vec![0.0f32; 1 << 16];
+    let mut scratch = vec![0.0f32; 1 << 16];
+    let mut outs: Vec<&mut [f32]> = vec![&mut y];
+    let before = counting_alloc::heap_calls();
+    let plan = make_plan(&g, 0, &mut slots).unwrap();
+    forward(&g, &plan, &[&x], &mut outs, &mut arena, &mut scratch).unwrap();
+    assert_eq!(
+        counting_alloc::heap_calls(),
+        before,
+        "make_plan or forward allocated"
+    );
+}
