@@ -550,6 +550,34 @@ fn pad_then_conv_and_flatten_then_fc() {
     }
 }
 
+/// Element-wise operators that must not run in place: on a graph input (read-only caller
+/// memory), `t + t` (both operands one block), and an input that is read again later.
+#[test]
+fn element_wise_out_of_place() {
+    let mut net = Net::default();
+    let x = net.input(2, 3, 5, 4);
+    let s = net.shape(x);
+    let a = net.act(x, Activation::Sigmoid); // graph input: new block
+    let b = net.unary(x, s, |x, y| Node::add(x, x, y, Broadcast::Same)); // graph input
+    let c = net.unary(a, s, |a, y| Node::add(a, a, y, Broadcast::Same)); // a + a
+    let d = net.act(b, Activation::Relu); // b read again below: not in place
+    let e = net.unary(b, s, |b, y| Node::add(b, d, y, Broadcast::Same)); // b dies: in place
+    let f = net.unary(e, s, |e, y| Node::add(e, c, y, Broadcast::Same));
+    net.outputs.push(f);
+    let g = net.graph();
+    let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+    let plan = make_plan(&g, 0, &mut slots).unwrap();
+    let off = |t| plan.offset(t).unwrap();
+    assert_ne!(off(c), off(a));
+    assert_ne!(off(d), off(b));
+    assert_eq!(off(e), off(b));
+    assert_eq!(off(f), off(b));
+    let (arena, sum) = check(&net, 0, 8);
+    let l = s.elements().unwrap();
+    // a, b, c live together at node 2; a dies there, so d reuses a's block: three blocks.
+    assert_eq!((arena, sum), (3 * l, 6 * l));
+}
+
 fn valid() -> Net {
     chain(2, 21)
 }
