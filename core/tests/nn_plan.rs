@@ -23,7 +23,7 @@ use mvision_core::nn::dense::{fully_connected, fully_connected_pack_len};
 use mvision_core::nn::elementwise::{add, Broadcast};
 use mvision_core::nn::graph::{self, op, Graph, Node, TensorDesc, WeightRange};
 use mvision_core::nn::layout::{concat, pad2d, PadMode, Pads};
-use mvision_core::nn::plan::{forward, make_plan, plan_len, PlanSlot};
+use mvision_core::nn::plan::{arena_len, forward, make_plan, plan_len, PlanSlot};
 use mvision_core::nn::pool::{avg_pool2d, global_avg_pool, max_pool2d, Pool2dShape};
 use mvision_core::nn::reduce::{reduce_mean, softmax};
 use mvision_core::nn::tensor::Shape4;
@@ -426,6 +426,8 @@ fn hand_computed_chain_arena() {
     let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
     let plan = make_plan(&g, 0, &mut slots).unwrap();
     assert_eq!(plan.arena_bytes(), 640);
+    let mut again = vec![PlanSlot::EMPTY; plan_len(&g)];
+    assert_eq!(arena_len(&g, 0, &mut again), Ok(160));
     let offs: Vec<_> = (1..5).map(|t| plan.offset(t)).collect();
     assert_eq!(offs, [Some(0), Some(128), Some(0), Some(32)]);
     assert_eq!(
@@ -671,6 +673,17 @@ fn validation_errors() {
     assert_eq!(
         mutate(&|n| n.nodes[3].input_count = 2),
         Error::InvalidArgument
+    );
+    assert_eq!(
+        mutate(&|n| {
+            let s = n.tensors[n.nodes[1].output as usize];
+            let y = n.tensors.len() as u32;
+            n.tensors.push(TensorDesc::new(s.n, 5 * s.c, s.h, s.w));
+            let t = n.nodes[1].output;
+            n.nodes.push(Node::concat(&[t; 5], y, 1));
+        }),
+        Error::InvalidArgument,
+        "five concat inputs"
     );
     assert_eq!(
         mutate(&|n| n.nodes[1].params[graph::P_ACT] = 7),

@@ -193,7 +193,8 @@ impl Node {
     fn with(op: u32, inputs: &[u32], output: u32) -> Self {
         let mut n = Self {
             op,
-            input_count: inputs.len().min(4) as u32,
+            // More than 4 inputs keep their count, which `Graph::validate` rejects.
+            input_count: inputs.len().min(u32::MAX as usize) as u32,
             output,
             ..Self::default()
         };
@@ -319,7 +320,8 @@ impl Node {
         n
     }
 
-    /// Concatenation of `inputs` (1 to 4; more are dropped) along `axis`.
+    /// Concatenation of `inputs` along `axis` (1 to 4 inputs; the node keeps the count of a
+    /// longer list but only its first 4 ids, and [`Graph::validate`] rejects it).
     pub fn concat(inputs: &[u32], output: u32, axis: u32) -> Self {
         let mut n = Self::with(op::CONCAT, inputs, output);
         n.params[P_AXIS] = axis;
@@ -714,6 +716,8 @@ impl<'a> Graph<'a> {
     ///   inputs, a weight range of the wrong length, a kernel larger than its padded input;
     /// * [`Error::ZeroSize`] / [`Error::Overflow`]: a tensor with a zero dimension or too many
     ///   elements, or geometry with zero sizes (those of the layer shape functions).
+    ///
+    /// Costs `O(N²)` for `N` nodes (each read is looked up among the earlier nodes' outputs).
     pub fn validate(&self) -> Result<()> {
         if self.nodes.is_empty() || self.inputs.is_empty() || self.outputs.is_empty() {
             return Err(Error::InvalidArgument);
