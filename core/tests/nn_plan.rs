@@ -398,9 +398,17 @@ fn chain_matches_layers_batch_1_and_3() {
         for budget in [0, 1 << 20] {
             let net = chain(batch, 7);
             let (arena, sum) = check(&net, budget, 11 + batch as u64);
-            // Relu in place, flatten an alias; the two convolution outputs never coexist with
-            // the first conv's output after the pool: well below the sum.
+            // The relus run in place, the flatten is an alias, and the first convolution's
+            // block is reused once the pool has read it: well below the sum.
             assert!(arena * 2 < sum, "arena {arena} vs sum {sum}");
+            // The method follows the budget: direct at 0, a GEMM method (with scratch) for the
+            // 8 → 16 channel convolution when workspace is allowed.
+            let g = net.graph();
+            let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+            let plan = make_plan(&g, budget, &mut slots).unwrap();
+            let second_conv = plan.method(net.nodes[3].output).unwrap();
+            assert_eq!(second_conv == ConvMethod::Direct, budget == 0);
+            assert!(plan.scratch_len() > 0, "the fully connected layer packs");
             println!("chain batch {batch} budget {budget}: arena {arena} f32, naive sum {sum}");
         }
     }

@@ -222,7 +222,6 @@ pub fn make_plan<'p>(
         slots[out as usize].len = len;
         arena_len = arena_len.max(at.checked_add(len).ok_or(Error::Overflow)?);
     }
-    // Graph outputs that are graph inputs or aliases need no memory of their own.
     Ok(Plan {
         slots,
         arena_len,
