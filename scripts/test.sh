@@ -46,11 +46,11 @@ cargo test --workspace --locked
 
 step "GEMM through the gemm crate (feature gemm-crate) and the explicit AVX+FMA micro-kernel"
 cargo clippy -p mvision-core --all-targets --features gemm-crate --locked -- -D warnings
-cargo test -p mvision-core --features gemm-crate --locked --test nn_gemm --test nn_conv --test nn_layers
+cargo test -p mvision-core --features gemm-crate --locked --test nn_gemm --test nn_conv --test nn_layers --test nn_plan
 if grep -qw avx /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
   # Its own target dir: other RUSTFLAGS would invalidate the main build's cache.
   CARGO_TARGET_DIR="$root/target/avx-fma" RUSTFLAGS="-C target-feature=+avx,+fma" \
-    cargo test -p mvision-core --locked --lib --test nn_gemm --test nn_conv --test nn_layers
+    cargo test -p mvision-core --locked --lib --test nn_gemm --test nn_conv --test nn_layers --test nn_plan
 else
   echo "skipped: the AVX+FMA micro-kernel (this CPU has no AVX or FMA)"
 fi

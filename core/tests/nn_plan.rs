@@ -435,7 +435,7 @@ fn hand_computed_chain_arena() {
     let plan = make_plan(&g, 0, &mut slots).unwrap();
     assert_eq!(plan.arena_bytes(), 640);
     let mut again = vec![PlanSlot::EMPTY; plan_len(&g)];
-    assert_eq!(arena_len(&g, 0, &mut again), Ok(160));
+    assert_eq!(arena_len(&g, 0, &mut again), Ok(160 * 4), "bytes");
     let offs: Vec<_> = (1..5).map(|t| plan.offset(t)).collect();
     assert_eq!(offs, [Some(0), Some(128), Some(0), Some(32)]);
     assert_eq!(

@@ -433,7 +433,8 @@ pub fn forward(
     Ok(())
 }
 
-/// [`Plan::arena_len`] of `graph` under `workspace_budget_bytes`, planned into `slots`.
+/// Bytes of activation arena `graph` needs under `workspace_budget_bytes` ([`Plan::arena_bytes`]),
+/// planned into `slots`: what a caller allocates (or reserves in RAM) for the model.
 ///
 /// # Errors
 /// Those of [`make_plan`].
@@ -442,5 +443,5 @@ pub fn arena_len(
     workspace_budget_bytes: usize,
     slots: &mut [PlanSlot],
 ) -> Result<usize> {
-    Ok(make_plan(graph, workspace_budget_bytes, slots)?.arena_len())
+    Ok(make_plan(graph, workspace_budget_bytes, slots)?.arena_bytes())
 }
