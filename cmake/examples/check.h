@@ -164,4 +164,17 @@ static inline mv_image image(void *data, uint32_t w, uint32_t h, size_t stride, 
     return im;
 }
 
+/* A tracker update (`call`) must return `want` and leave its three outputs, the caller's
+ * variables `box`, `found` and `conf`, untouched. */
+#define CHECK_UPDATE_FAILS(want, call)                                                         \
+    do {                                                                                       \
+        poison(&box, sizeof box);                                                              \
+        poison(&found, sizeof found);                                                          \
+        poison(&conf, sizeof conf);                                                            \
+        CHECK_STATUS(call, want);                                                              \
+        check_true(untouched(&box, sizeof box) && untouched(&found, sizeof found) &&           \
+                       untouched(&conf, sizeof conf),                                          \
+                   __FILE__, __LINE__, "update outputs unchanged after " #call);              \
+    } while (0)
+
 #endif /* MVISION_TEST_CHECK_H */

@@ -22,17 +22,6 @@
 
 #include "check.h"
 
-/* The three outputs of mv_tld_update must stay untouched. */
-#define CHECK_UPDATE_FAILS(want, call)                                                         \
-    do {                                                                                       \
-        poison(&box, sizeof box);                                                              \
-        poison(&found, sizeof found);                                                          \
-        poison(&conf, sizeof conf);                                                            \
-        CHECK_STATUS(call, want);                                                              \
-        check_true(untouched(&box, sizeof box) && untouched(&found, sizeof found) &&           \
-                       untouched(&conf, sizeof conf),                                          \
-                   __FILE__, __LINE__, "update outputs unchanged after " #call);              \
-    } while (0)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Frames                                                                                     */

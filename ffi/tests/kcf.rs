@@ -6,6 +6,9 @@
 #[path = "../../core/tests/common/counting_alloc.rs"]
 mod counting_alloc;
 
+mod common;
+
+use common::{frame_pixels, image, H, W};
 use counting_alloc::heap_calls;
 use mvision::geometry::mv_rectf;
 use mvision::image::{mv_image, MV_PIXEL_RGB8, MV_PIXEL_U16, MV_PIXEL_U8};
@@ -17,8 +20,6 @@ use std::ptr;
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
-const W: u32 = 96;
-const H: u32 = 72;
 const BOX: mv_rectf = mv_rectf {
     x: 40.0,
     y: 24.0,
@@ -26,45 +27,6 @@ const BOX: mv_rectf = mv_rectf {
     height: 20.0,
 };
 const MODES: [mv_kcf_mode; 2] = [MV_KCF_MODE_KCF, MV_KCF_MODE_KCFDP];
-
-fn hash(x: u32, y: u32, s: u32) -> u8 {
-    let mut h = x.wrapping_mul(0x9E37_79B9) ^ y.wrapping_mul(0x85EB_CA6B) ^ s;
-    h ^= h >> 15;
-    h = h.wrapping_mul(0x2C1B_3C6D);
-    h ^= h >> 12;
-    (h >> 24) as u8
-}
-
-/// A textured gray frame with a differently textured object (the size of [`BOX`]) at
-/// `(ox, oy)`, `channels` identical bytes a pixel.
-fn frame_pixels(ox: u32, oy: u32, channels: u32) -> Vec<u8> {
-    let mut v = Vec::with_capacity((W * H * channels) as usize);
-    for y in 0..H {
-        for x in 0..W {
-            let inside = (ox..ox + BOX.width as u32).contains(&x)
-                && (oy..oy + BOX.height as u32).contains(&y);
-            let g = if inside {
-                hash((x - ox) / 3, (y - oy) / 3, 2)
-            } else {
-                hash(x / 4, y / 4, 1) / 2 + 40
-            };
-            v.extend(std::iter::repeat_n(g, channels as usize));
-        }
-    }
-    v
-}
-
-fn image(pixels: &mut [u8], width: u32, height: u32, format: u32) -> mv_image {
-    let bpp = if format == MV_PIXEL_RGB8 { 3 } else { 1 };
-    mv_image {
-        data: pixels.as_mut_ptr().cast(),
-        data_size: pixels.len(),
-        width,
-        height,
-        stride: (width * bpp) as usize,
-        format,
-    }
-}
 
 fn defaults(mode: mv_kcf_mode) -> mv_kcf_params {
     let mut p = std::mem::MaybeUninit::uninit();
@@ -107,7 +69,10 @@ fn create_in_init_update_destroy_make_no_heap_call() {
         let p = defaults(mode);
         let size = workspace_size(&p);
         let mut ws = vec![0u8; size + 7];
-        let (mut a, mut b) = (frame_pixels(40, 24, 1), frame_pixels(42, 25, 3));
+        let (mut a, mut b) = (
+            frame_pixels(40, 24, BOX.width as u32, BOX.height as u32, 1),
+            frame_pixels(42, 25, BOX.width as u32, BOX.height as u32, 3),
+        );
         let (fa, fb) = (
             image(&mut a, W, H, MV_PIXEL_U8),
             image(&mut b, W, H, MV_PIXEL_RGB8),
@@ -167,7 +132,7 @@ fn workspace_size_is_exact_at_every_alignment() {
         let p = defaults(mode);
         let size = workspace_size(&p);
         let mut ws = vec![0u8; size + 64];
-        let mut px = frame_pixels(40, 24, 1);
+        let mut px = frame_pixels(40, 24, BOX.width as u32, BOX.height as u32, 1);
         let f = image(&mut px, W, H, MV_PIXEL_U8);
         for offset in 0..16 {
             let mut t: *mut mv_kcf = ptr::null_mut();
@@ -197,7 +162,10 @@ fn heap_and_caller_memory_trackers_agree_and_follow_the_target() {
     for mode in MODES {
         let p = defaults(mode);
         let size = workspace_size(&p);
-        let (mut a, mut b) = (frame_pixels(40, 24, 1), frame_pixels(43, 22, 1));
+        let (mut a, mut b) = (
+            frame_pixels(40, 24, BOX.width as u32, BOX.height as u32, 1),
+            frame_pixels(43, 22, BOX.width as u32, BOX.height as u32, 1),
+        );
         let (fa, fb) = (
             image(&mut a, W, H, MV_PIXEL_U8),
             image(&mut b, W, H, MV_PIXEL_U8),
@@ -238,8 +206,8 @@ fn gray_and_rgb_frames_of_one_scene_track_alike() {
         let mut out = Vec::new();
         for (channels, format) in [(1, MV_PIXEL_U8), (3, MV_PIXEL_RGB8)] {
             let (mut a, mut b) = (
-                frame_pixels(40, 24, channels),
-                frame_pixels(43, 22, channels),
+                frame_pixels(40, 24, BOX.width as u32, BOX.height as u32, channels),
+                frame_pixels(43, 22, BOX.width as u32, BOX.height as u32, channels),
             );
             let (fa, fb) = (image(&mut a, W, H, format), image(&mut b, W, H, format));
             let mut t: *mut mv_kcf = ptr::null_mut();
@@ -346,7 +314,7 @@ fn core_errors_arrive_as_documented_statuses() {
             );
             let mut t: *mut mv_kcf = ptr::null_mut();
             assert_eq!(mv_kcf_create(&p, W, H, &mut t), MV_STATUS_OK);
-            let mut px = frame_pixels(40, 24, 1);
+            let mut px = frame_pixels(40, 24, BOX.width as u32, BOX.height as u32, 1);
             let f = image(&mut px, W, H, MV_PIXEL_U8);
             let mut small = vec![0u8; ((W - 1) * H) as usize];
             let fs = image(&mut small, W - 1, H, MV_PIXEL_U8);

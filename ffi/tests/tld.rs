@@ -6,6 +6,9 @@
 #[path = "../../core/tests/common/counting_alloc.rs"]
 mod counting_alloc;
 
+mod common;
+
+use common::{frame_pixels, image, H, W};
 use counting_alloc::heap_calls;
 use mvision::geometry::{mv_rect, mv_rectf};
 use mvision::image::{mv_image, MV_PIXEL_U8};
@@ -17,49 +20,12 @@ use std::ptr;
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
-const W: u32 = 96;
-const H: u32 = 72;
 const BOX: mv_rect = mv_rect {
     x: 40,
     y: 24,
     width: 24,
     height: 20,
 };
-
-/// A textured frame with a differently textured object at `(ox, oy)` (the size of [`BOX`]).
-fn frame_pixels(ox: u32, oy: u32) -> Vec<u8> {
-    let hash = |x: u32, y: u32, s: u32| {
-        let mut h = x.wrapping_mul(0x9E37_79B9) ^ y.wrapping_mul(0x85EB_CA6B) ^ s;
-        h ^= h >> 15;
-        h = h.wrapping_mul(0x2C1B_3C6D);
-        h ^= h >> 12;
-        (h >> 24) as u8
-    };
-    let mut v = vec![0u8; (W * H) as usize];
-    for y in 0..H {
-        for x in 0..W {
-            let inside = (ox..ox + BOX.width as u32).contains(&x)
-                && (oy..oy + BOX.height as u32).contains(&y);
-            v[(y * W + x) as usize] = if inside {
-                hash((x - ox) / 3, (y - oy) / 3, 2)
-            } else {
-                hash(x / 4, y / 4, 1) / 2 + 40
-            };
-        }
-    }
-    v
-}
-
-fn image(pixels: &mut [u8], width: u32, height: u32) -> mv_image {
-    mv_image {
-        data: pixels.as_mut_ptr().cast(),
-        data_size: pixels.len(),
-        width,
-        height,
-        stride: width as usize,
-        format: MV_PIXEL_U8,
-    }
-}
 
 fn defaults() -> mv_tld_params {
     let mut p = std::mem::MaybeUninit::uninit();
@@ -98,8 +64,14 @@ fn create_in_init_update_destroy_make_no_heap_call() {
     let p = defaults();
     let size = workspace_size(&p);
     let mut ws = vec![0u8; size + 7];
-    let (mut a, mut b) = (frame_pixels(40, 24), frame_pixels(42, 25));
-    let (fa, fb) = (image(&mut a, W, H), image(&mut b, W, H));
+    let (mut a, mut b) = (
+        frame_pixels(40, 24, BOX.width as u32, BOX.height as u32, 1),
+        frame_pixels(42, 25, BOX.width as u32, BOX.height as u32, 1),
+    );
+    let (fa, fb) = (
+        image(&mut a, W, H, MV_PIXEL_U8),
+        image(&mut b, W, H, MV_PIXEL_U8),
+    );
     let mut dets = [mv_rect::default(); 8];
     let (mut r, mut found, mut conf, mut count) = (mv_rectf::default(), false, 0.0f32, 0usize);
     let mut t: *mut mv_tld = ptr::null_mut();
@@ -176,8 +148,14 @@ fn workspace_size_is_exact_at_every_alignment() {
 fn heap_and_caller_memory_trackers_agree() {
     let p = defaults();
     let size = workspace_size(&p);
-    let (mut a, mut b) = (frame_pixels(40, 24), frame_pixels(43, 22));
-    let (fa, fb) = (image(&mut a, W, H), image(&mut b, W, H));
+    let (mut a, mut b) = (
+        frame_pixels(40, 24, BOX.width as u32, BOX.height as u32, 1),
+        frame_pixels(43, 22, BOX.width as u32, BOX.height as u32, 1),
+    );
+    let (fa, fb) = (
+        image(&mut a, W, H, MV_PIXEL_U8),
+        image(&mut b, W, H, MV_PIXEL_U8),
+    );
 
     let mut heap: *mut mv_tld = ptr::null_mut();
     // SAFETY: valid pointers.
@@ -250,10 +228,10 @@ fn core_errors_arrive_as_documented_statuses() {
         );
         let mut t: *mut mv_tld = ptr::null_mut();
         assert_eq!(mv_tld_create(&p, W, H, &mut t), MV_STATUS_OK);
-        let mut px = frame_pixels(40, 24);
-        let f = image(&mut px, W, H);
+        let mut px = frame_pixels(40, 24, BOX.width as u32, BOX.height as u32, 1);
+        let f = image(&mut px, W, H, MV_PIXEL_U8);
         let mut small = vec![0u8; ((W - 1) * H) as usize];
-        let fs = image(&mut small, W - 1, H);
+        let fs = image(&mut small, W - 1, H, MV_PIXEL_U8);
         let (mut r, mut found, mut conf) = (mv_rectf::default(), false, 0.0f32);
         assert_eq!(
             mv_tld_update(t, &f, &mut r, &mut found, &mut conf),
