@@ -8,25 +8,22 @@
 //! contract's relative bound, plus an absolute term at the scale of the terms summed, for
 //! outputs that cancel to near zero.
 
+use mvision_core::rng::SplitMix64;
 use mvision_core::{Border, ImageView, ImageViewMut, Pixel};
 
-/// SplitMix64: tiny, seedable, good enough to draw test inputs.
+/// The core's SplitMix64 with the draws test inputs need; seedable, the same on every platform.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     /// A generator whose sequence depends only on `seed`.
     pub fn new(seed: u64) -> Self {
-        Self(seed)
+        Self(SplitMix64(seed))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `0..n` (`n > 0`).
