@@ -15,8 +15,6 @@
 use crate::error::{Error, Result};
 use crate::geometry::{Rect, RectF};
 use crate::image::ImageView;
-use crate::integral::integral_size;
-use crate::integral::IntegralImage;
 
 use super::fern::fern_codes;
 use super::patch::{extract_patch, Patch, PATCH_LEN};
@@ -239,11 +237,7 @@ impl Tld<'_> {
         if sim.relative < FAST_CHANGE_SIMILARITY || sim.max_negative > SAME_PATCH_SIMILARITY {
             return Ok(false);
         }
-        let (iw, ih) = integral_size(self.width, self.height);
-        let integral = IntegralImage::new(
-            ImageView::packed(self.sum_table(), iw, ih)?,
-            Some(ImageView::packed(self.sqsum_table(), iw, ih)?),
-        )?;
+        let integral = self.integral()?;
         let s = integral.window_sum(r)? as u64;
         let q = integral.window_sq_sum(r)?;
         if !passes_variance(r.area() as u32, s, q, self.variance) {

@@ -612,20 +612,13 @@ impl<'a> Tld<'a> {
         integral_u8(frame, &mut sum, Some(&mut sqsum))
     }
 
-    fn integral(&self) -> Result<IntegralImage<'_>> {
+    /// The integral and squared-integral images of the prepared frame.
+    pub(super) fn integral(&self) -> Result<IntegralImage<'_>> {
         let (iw, ih) = integral_size(self.width, self.height);
         IntegralImage::new(
             ImageView::packed(self.sum, iw, ih)?,
             Some(ImageView::packed(self.sqsum, iw, ih)?),
         )
-    }
-
-    pub(super) fn sum_table(&self) -> &[u32] {
-        self.sum
-    }
-
-    pub(super) fn sqsum_table(&self) -> &[u64] {
-        self.sqsum
     }
 
     /// Starts tracking the object in `bbox` (pixels, entirely inside `frame`): builds the grid,
