@@ -31,6 +31,19 @@
 #define MV_KCF_PARAMS_RESERVED 8
 
 /**
+ * `mv_net_create` flag: use the caller's model bytes in place instead of copying them. The
+ * bytes must be 4-byte aligned and stay readable and unchanged until `mv_net_destroy`.
+ */
+#define MV_NET_BORROW 1
+
+/**
+ * The default workspace budget of `mv_net_create`, in bytes: 16 MiB. A convolution may use a
+ * lowering method (im2col, MFCA, MEC: faster, see BENCHMARKS.md) only when its working memory
+ * fits the budget; otherwise it runs the direct method, which needs none.
+ */
+#define MV_NET_DEFAULT_WORKSPACE_BYTES (16 << 20)
+
+/**
  * Number of reserved `uint32_t` slots at the end of `mv_tld_params`.
  */
 #define MV_TLD_PARAMS_RESERVED 7
@@ -165,6 +178,13 @@ typedef struct mv_context mv_context;
  * tracker (different trackers may run on different threads).
  */
 typedef struct mv_kcf mv_kcf;
+
+/**
+ * A loaded, planned network. Opaque; create with `mv_net_create`, free with
+ * `mv_net_destroy`. Not thread-safe: one `mv_net_forward` at a time per net (different nets
+ * may run on different threads; the query functions only read).
+ */
+typedef struct mv_net mv_net;
 
 /**
  * A TLD tracker for frames of one size. Opaque; create with `mv_tld_create_in` or
@@ -1319,6 +1339,164 @@ mv_status mv_kcf_update(struct mv_kcf *kcf,
  * `kcf` NULL or from `mv_kcf_create*` and not yet destroyed.
  */
 void mv_kcf_destroy(struct mv_kcf *kcf);
+
+/**
+ * Parses the `.mvnn` model of `size` bytes at `data`, plans it and allocates its memory, and
+ * writes the new net into `*out`.
+ *
+ * `flags`: 0 copies the bytes into a buffer the net owns (16-byte aligned; the caller may free
+ * `data` on return); `MV_NET_BORROW` uses them in place (zero copy, for models in flash or
+ * memory-mapped files): `data` must then be 4-byte aligned and stay readable and unchanged
+ * until `mv_net_destroy`.
+ *
+ * `workspace_budget_bytes`: the most working memory one convolution may use
+ * (`MV_NET_DEFAULT_WORKSPACE_BYTES` is a good default; 0 makes every convolution direct, the
+ * slowest and leanest). The scratch buffer is the largest any layer then needs
+ * (`mv_net_scratch_size`). Bytes after the model's own length (padding) are ignored.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `data` or `out` is NULL; `MV_STATUS_INVALID_ARGUMENT`
+ * for unknown flags; `MV_STATUS_OVERFLOW` if `size` exceeds `PTRDIFF_MAX` or the range
+ * wraps the address space; `MV_STATUS_MISALIGNED` if `data` is not 4-byte aligned under
+ * `MV_NET_BORROW`; `MV_STATUS_MALFORMED` for bytes that are not a valid model (wrong magic,
+ * truncated, checksum mismatch, bad sections or names); `MV_STATUS_UNSUPPORTED_VERSION` for
+ * another format version; `MV_STATUS_INVALID_ARGUMENT`, `MV_STATUS_OUT_OF_BOUNDS`,
+ * `MV_STATUS_NOT_INITIALIZED`, `MV_STATUS_SIZE_MISMATCH`, `MV_STATUS_ZERO_SIZE` or
+ * `MV_STATUS_OVERFLOW` for a well-formed file whose network is inconsistent (the graph
+ * checks of the core); `MV_STATUS_OUT_OF_MEMORY` if the copy, arena or scratch cannot be
+ * allocated. `*out` is written only on success.
+ *
+ * # Safety
+ * `data` NULL or readable for `size` bytes (and, with `MV_NET_BORROW`, unchanged until the
+ * net is destroyed); `out` NULL or writable.
+ */
+mv_status mv_net_create(const void *data,
+                        size_t size,
+                        uint32_t flags,
+                        size_t workspace_budget_bytes,
+                        struct mv_net **out);
+
+/**
+ * Frees a net made by `mv_net_create` (its arena, scratch and model copy). NULL does nothing.
+ * A borrowed model's bytes (`MV_NET_BORROW`) may be freed after this call.
+ *
+ * # Safety
+ * `net` NULL or made by `mv_net_create` and not yet destroyed.
+ */
+void mv_net_destroy(struct mv_net *net);
+
+/**
+ * Bytes of the activation arena the net allocated at create (every intermediate tensor, placed
+ * by liveness so that tensors not alive at the same time share memory), into `*bytes`.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `net` or `bytes` is NULL.
+ *
+ * # Safety
+ * `net` NULL or a live net; `bytes` NULL or writable.
+ */
+mv_status mv_net_arena_size(const struct mv_net *net, size_t *bytes);
+
+/**
+ * Bytes of the scratch buffer the net allocated at create (the largest convolution workspace
+ * or fully connected packing buffer under the workspace budget), into `*bytes`.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `net` or `bytes` is NULL.
+ *
+ * # Safety
+ * `net` NULL or a live net; `bytes` NULL or writable.
+ */
+mv_status mv_net_scratch_size(const struct mv_net *net, size_t *bytes);
+
+/**
+ * Number of graph inputs into `*count` (the order of `mv_net_forward`'s `inputs`).
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `net` or `count` is NULL.
+ *
+ * # Safety
+ * `net` NULL or a live net; `count` NULL or writable.
+ */
+mv_status mv_net_input_count(const struct mv_net *net, size_t *count);
+
+/**
+ * Number of graph outputs into `*count` (the order of `mv_net_forward`'s `outputs`).
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `net` or `count` is NULL.
+ *
+ * # Safety
+ * `net` NULL or a live net; `count` NULL or writable.
+ */
+mv_status mv_net_output_count(const struct mv_net *net, size_t *count);
+
+/**
+ * The shape of input `k` (NCHW: batch, channels, height, width; each ≥ 1) into `dims[0..4]`;
+ * its element count, the product, is what `mv_net_forward` expects for that input.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `net` or `dims` is NULL; `MV_STATUS_OUT_OF_BOUNDS` if
+ * `k` is not below `mv_net_input_count`.
+ *
+ * # Safety
+ * `net` NULL or a live net; `dims` NULL or writable for 4 values.
+ */
+mv_status mv_net_input_shape(const struct mv_net *net, size_t k, uint32_t *dims);
+
+/**
+ * The shape of output `k` into `dims[0..4]`, as `mv_net_input_shape`.
+ *
+ * Errors: `MV_STATUS_NULL_POINTER` if `net` or `dims` is NULL; `MV_STATUS_OUT_OF_BOUNDS` if
+ * `k` is not below `mv_net_output_count`.
+ *
+ * # Safety
+ * `net` NULL or a live net; `dims` NULL or writable for 4 values.
+ */
+mv_status mv_net_output_shape(const struct mv_net *net, size_t k, uint32_t *dims);
+
+/**
+ * The name of input `k` as stored in the model (UTF-8, NUL-terminated; a name that contains a
+ * NUL byte is cut there; may be empty), or NULL if `net` is NULL or `k` is not below
+ * `mv_net_input_count`. The string belongs to the net: valid until `mv_net_destroy`, never
+ * free it.
+ *
+ * # Safety
+ * `net` NULL or a live net.
+ */
+const char *mv_net_input_name(const struct mv_net *net, size_t k);
+
+/**
+ * The name of output `k`, as `mv_net_input_name`; NULL if `net` is NULL or `k` is not below
+ * `mv_net_output_count`.
+ *
+ * # Safety
+ * `net` NULL or a live net.
+ */
+const char *mv_net_output_name(const struct mv_net *net, size_t k);
+
+/**
+ * Runs the network once: reads `input_count` input tensors (`inputs[k]` points to
+ * `input_lens[k]` floats, packed NCHW, in the order and shapes of `mv_net_input_shape`) and
+ * writes `output_count` output tensors (`outputs[k]` to `output_lens[k]` floats, shapes of
+ * `mv_net_output_shape`). Every length must equal its tensor's element count exactly (the
+ * product of its shape). Allocates nothing. Deterministic: the same inputs give bit-identical
+ * outputs on every call.
+ *
+ * Errors (all checked before anything is written; on error no output is touched):
+ * `MV_STATUS_NULL_POINTER` if `net`, `inputs`, `input_lens`, `outputs`, `output_lens` or any
+ * `inputs[k]` / `outputs[k]` is NULL; `MV_STATUS_INVALID_ARGUMENT` if `input_count` or
+ * `output_count` differs from the net's; `MV_STATUS_SIZE_MISMATCH` if a length differs from its
+ * tensor's element count; `MV_STATUS_MISALIGNED` if a buffer is not aligned for `float`;
+ * `MV_STATUS_OVERFLOW` if a buffer wraps the address space; `MV_STATUS_OVERLAP` if an output
+ * buffer overlaps another output or any input.
+ *
+ * # Safety
+ * `net` NULL or a live net used by no other thread now; `inputs` / `input_lens` NULL or
+ * readable for `input_count` entries, `outputs` / `output_lens` likewise for `output_count`;
+ * each `inputs[k]` readable and each `outputs[k]` writable for its length in floats.
+ */
+mv_status mv_net_forward(struct mv_net *net,
+                         const float *const *inputs,
+                         const size_t *input_lens,
+                         size_t input_count,
+                         float *const *outputs,
+                         const size_t *output_lens,
+                         size_t output_count);
 
 /**
  * The size of the next pyramid level of a `width × height` image: `(⌈w/2⌉, ⌈h/2⌉)`.

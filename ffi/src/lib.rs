@@ -10,7 +10,8 @@
 //!
 //! One module per C "class": [`status`], [`image`], [`geometry`], [`filter`], [`integral`],
 //! [`resample`], [`context`], [`buffer`] (device-resident images and `mv_submit_*`), [`tld`]
-//! (the TLD tracker), [`kcf`] (the KCF and KCFDP trackers); [`mod@panic`] holds the boundary
+//! (the TLD tracker), [`kcf`] (the KCF and KCFDP trackers), [`net`] (a CNN from a `.mvnn`
+//! model file); [`mod@panic`] holds the boundary
 //! guard, `tracker_handle` the trackers' handle-in-workspace layout.
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
@@ -22,6 +23,7 @@ pub mod geometry;
 pub mod image;
 pub mod integral;
 pub mod kcf;
+pub mod net;
 pub mod panic;
 pub mod resample;
 pub mod status;
