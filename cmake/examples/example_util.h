@@ -2,7 +2,8 @@
  * Helpers shared by the C examples that generate their own image sequences (example_tld.c,
  * example_kcf.c): a call-checking macro, and procedural texture without libm (a sine, value
  * noise from an integer hash), so the examples build with nothing but the library. C99;
- * `static` functions, include once from the example's .c file.
+ * `static inline` functions (no unused-function warning where one is not used), include once
+ * from the example's .c file.
  */
 #ifndef MVISION_EXAMPLE_UTIL_H
 #define MVISION_EXAMPLE_UTIL_H
@@ -25,7 +26,7 @@
     } while (0)
 
 /* sin(x) without libm: reduction to [-pi, pi], then the Taylor series to x^13 (error < 1e-6). */
-static float sine(float x)
+static inline float sine(float x)
 {
     const float pi = 3.14159265f, two_pi = 6.28318531f;
     float x2, term, sum;
@@ -46,14 +47,14 @@ static float sine(float x)
     return sum;
 }
 
-static float floor_f(float v)
+static inline float floor_f(float v)
 {
     float t = (float)(int32_t)v;
     return t > v ? t - 1.0f : t;
 }
 
 /* A hash of a lattice point, in [0, 255]. */
-static float lattice(uint32_t seed, int32_t i, int32_t j)
+static inline float lattice(uint32_t seed, int32_t i, int32_t j)
 {
     uint32_t h = seed * 0x9E3779B9u ^ (uint32_t)i * 0x85EBCA6Bu ^ (uint32_t)j * 0xC2B2AE35u;
     h ^= h >> 16;
@@ -65,7 +66,7 @@ static float lattice(uint32_t seed, int32_t i, int32_t j)
 }
 
 /* Smooth value noise in [0, 255]: bilinear interpolation of the lattice hash, `cell` px apart. */
-static float value_noise(uint32_t seed, float x, float y, float cell)
+static inline float value_noise(uint32_t seed, float x, float y, float cell)
 {
     float fx = x / cell, fy = y / cell;
     float ix = floor_f(fx), iy = floor_f(fy);
@@ -77,7 +78,7 @@ static float value_noise(uint32_t seed, float x, float y, float cell)
 }
 
 /* Intersection over union of two boxes (0 when either is empty). */
-static float iou(mv_rectf a, mv_rectf b)
+static inline float iou(mv_rectf a, mv_rectf b)
 {
     float x1 = a.x > b.x ? a.x : b.x;
     float y1 = a.y > b.y ? a.y : b.y;
