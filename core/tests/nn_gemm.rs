@@ -19,8 +19,8 @@ mod common;
 
 use common::Rng;
 use mvision_core::nn::gemm::{
-    gemm_pack_len, igemm_i8, sgemm, sgemm_naive, sgemm_tiled32, tiled32_work_len, Order, Transpose,
-    IGEMM_I8_MAX_K, KC, MC, MR, NC, NR,
+    gemm_pack_len, igemm_i8, sgemm, sgemm_naive, sgemm_portable, sgemm_tiled32, tiled32_work_len,
+    Order, Transpose, IGEMM_I8_MAX_K, KC, MC, MR, NC, NR,
 };
 use mvision_core::Error;
 
@@ -444,6 +444,20 @@ fn seed_variants_match_reference() {
             |c| {
                 let mut out = vec![f32::NAN; m * n];
                 sgemm_naive(m, n, k, &c.a, &c.b, &mut out).unwrap();
+                out
+            },
+            &case,
+        );
+        check_seed_variant(
+            |c| {
+                // The portable path even where `sgemm` would call the gemm crate.
+                let mut out = vec![f32::NAN; m * n];
+                let mut pack = vec![f32::NAN; gemm_pack_len(m, n, k)];
+                let (rm, no) = (Order::RowMajor, Transpose::No);
+                sgemm_portable(
+                    rm, no, no, m, n, k, 1.0, &c.a, k, &c.b, n, 0.0, &mut out, n, &mut pack,
+                )
+                .unwrap();
                 out
             },
             &case,

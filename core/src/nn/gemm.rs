@@ -234,11 +234,46 @@ pub fn sgemm(
     if pack.len() < gemm_pack_len(m, n, k) {
         return Err(Error::BufferTooSmall);
     }
-    gemm_strided(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack);
+    gemm_strided(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack, true);
     Ok(())
 }
 
-/// The validated SGEMM on strided operands.
+/// [`sgemm`] on the portable path only, even when the `gemm-crate` feature is on: what a
+/// `no_std` build runs, so that a std build (the CLI's `bench gemm`) can measure both paths.
+/// Arguments, errors and results are those of [`sgemm`]; allocates nothing.
+///
+/// # Errors
+/// As [`sgemm`].
+#[allow(clippy::too_many_arguments)] // The BLAS signature, argument for argument.
+pub fn sgemm_portable(
+    order: Order,
+    transa: Transpose,
+    transb: Transpose,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    beta: f32,
+    c: &mut [f32],
+    ldc: usize,
+    pack: &mut [f32],
+) -> Result<()> {
+    let sa = operand(order, transa, m, k, lda, a.len())?;
+    let sb = operand(order, transb, k, n, ldb, b.len())?;
+    let sc = operand(order, Transpose::No, m, n, ldc, c.len())?;
+    if pack.len() < gemm_pack_len(m, n, k) {
+        return Err(Error::BufferTooSmall);
+    }
+    gemm_strided(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack, false);
+    Ok(())
+}
+
+/// The validated SGEMM on strided operands (`allow_crate`: large products may go to the `gemm`
+/// crate when the feature is on).
 #[allow(clippy::too_many_arguments)]
 fn gemm_strided(
     m: usize,
@@ -253,7 +288,9 @@ fn gemm_strided(
     c: &mut [f32],
     sc: Strides,
     pack: &mut [f32],
+    allow_crate: bool,
 ) {
+    let _ = allow_crate; // read only with the `gemm-crate` feature
     if m == 0 || n == 0 {
         return;
     }
@@ -262,7 +299,7 @@ fn gemm_strided(
         return;
     }
     #[cfg(feature = "gemm-crate")]
-    if (m as u64) * (n as u64) * (k as u64) >= GEMM_CRATE_MIN_FLOP {
+    if allow_crate && (m as u64) * (n as u64) * (k as u64) >= GEMM_CRATE_MIN_FLOP {
         crate_gemm(m, n, k, alpha, a, sa, b, sb, beta, c, sc);
         return;
     }
