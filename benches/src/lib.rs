@@ -76,6 +76,18 @@ mod tests {
     }
 
     #[test]
+    fn alexnet_layers_have_torchvisions_output_sizes() {
+        let outs: Vec<(usize, usize)> = crate::nn_cases::alexnet_conv_shapes()
+            .iter()
+            .map(|s| {
+                let d = s.shape.dims().unwrap();
+                (d.out_h, s.shape.c_out)
+            })
+            .collect();
+        assert_eq!(outs, [(55, 64), (27, 192), (13, 384), (13, 256), (13, 256)]);
+    }
+
+    #[test]
     fn unsupported_shapes_are_errors_not_panics() {
         use mvision_core::Error;
         let f32_integral = Case {

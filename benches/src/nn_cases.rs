@@ -6,7 +6,8 @@
 
 use mvision_core::nn::conv::{conv2d, mfca_best_m, workspace_len, Conv2dShape, ConvMethod};
 use mvision_core::nn::gemm::{
-    gemm_pack_len, sgemm, sgemm_naive, sgemm_tiled32, tiled32_work_len, Order, Transpose,
+    gemm_pack_len, sgemm, sgemm_naive, sgemm_portable, sgemm_tiled32, tiled32_work_len, Order,
+    Transpose,
 };
 use mvision_core::rng::SplitMix64;
 use mvision_core::Result;
@@ -38,6 +39,8 @@ pub enum GemmVariant {
     /// `sgemm`, row-major, no transposes (with the `gemm-crate` feature, large products run in
     /// the `gemm` crate).
     Sgemm,
+    /// `sgemm_portable`: the portable packed kernel, even with the `gemm-crate` feature.
+    Portable,
     /// `sgemm_naive` (seed 001's first kernel).
     Naive,
     /// `sgemm_tiled32` (seed 000's 32×32 tiles over zero-padded inputs).
@@ -55,6 +58,7 @@ impl GemmVariant {
                     "sgemm"
                 }
             }
+            GemmVariant::Portable => "sgemm-portable",
             GemmVariant::Naive => "naive",
             GemmVariant::Tiled32 => "tiled32",
         }
@@ -87,7 +91,7 @@ impl GemmCase {
     pub fn new(variant: GemmVariant, m: usize, n: usize, k: usize) -> Result<Self> {
         let mut rng = SplitMix64(0x6e6e_6265_6e63_6801);
         let work = match variant {
-            GemmVariant::Sgemm => gemm_pack_len(m, n, k),
+            GemmVariant::Sgemm | GemmVariant::Portable => gemm_pack_len(m, n, k),
             GemmVariant::Naive => 0,
             GemmVariant::Tiled32 => tiled32_work_len(m, n, k)?,
         };
@@ -115,6 +119,26 @@ impl GemmCase {
             GemmVariant::Sgemm => {
                 let (rm, no) = (Order::RowMajor, Transpose::No);
                 sgemm(
+                    rm,
+                    no,
+                    no,
+                    m,
+                    n,
+                    k,
+                    1.0,
+                    &self.a,
+                    k,
+                    &self.b,
+                    n,
+                    0.0,
+                    &mut self.c,
+                    n,
+                    &mut self.work,
+                )
+            }
+            GemmVariant::Portable => {
+                let (rm, no) = (Order::RowMajor, Transpose::No);
+                sgemm_portable(
                     rm,
                     no,
                     no,
@@ -202,6 +226,36 @@ pub fn conv_shapes() -> Vec<ConvShape> {
         });
     }
     v
+}
+
+/// AlexNet's five convolutions (torchvision's topology, batch 1, 224² input): conv1 3 → 64
+/// 11×11 stride 4 padding 2 (55²); conv2 64 → 192 5×5 padding 2 on 27²; conv3 192 → 384,
+/// conv4 384 → 256, conv5 256 → 256, 3×3 padding 1 on 13².
+pub fn alexnet_conv_shapes() -> Vec<ConvShape> {
+    let layer = |c_in, hw, c_out, k, stride, pad| {
+        let mut s = Conv2dShape::new(1, c_in, hw, hw, c_out, k, k);
+        s.stride_h = stride;
+        s.stride_w = stride;
+        s.pad_top = pad;
+        s.pad_left = pad;
+        s.pad_bottom = pad;
+        s.pad_right = pad;
+        s
+    };
+    [
+        (3, 224, 64, 11, 4, 2),
+        (64, 27, 192, 5, 1, 2),
+        (192, 13, 384, 3, 1, 1),
+        (384, 13, 256, 3, 1, 1),
+        (256, 13, 256, 3, 1, 1),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (c_in, hw, c_out, k, stride, pad))| ConvShape {
+        id: format!("alexnet{} {c_in}x{hw}^2->{c_out} {k}x{k}/{stride}", i + 1),
+        shape: layer(c_in, hw, c_out, k, stride, pad),
+    })
+    .collect()
 }
 
 /// The methods measured on `shape`: direct, im2col, MEC, MFCA with the paper's `m`.
