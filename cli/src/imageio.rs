@@ -59,6 +59,22 @@ pub fn load_gray(path: &Path) -> Result<GrayImage> {
     Ok(mvision_track::frame::gray_from_image(&image))
 }
 
+/// Loads a PNG or JPEG file as 8-bit RGB (gray is replicated, alpha dropped, 16-bit samples
+/// scaled to 8 bits), for models that take colour (`mvision classify`).
+pub fn load_rgb(path: &Path) -> Result<image::RgbImage> {
+    let reader = ImageReader::open(path)
+        .with_context(|| format!("cannot open input image '{}'", path.display()))?
+        .with_guessed_format()
+        .with_context(|| format!("cannot read input image '{}'", path.display()))?;
+    let image = reader.decode().with_context(|| {
+        format!(
+            "cannot decode '{}' (this build reads PNG and JPEG)",
+            path.display()
+        )
+    })?;
+    Ok(image.to_rgb8())
+}
+
 /// Writes `image` to `path` in the format its extension names.
 pub fn save_gray(image: &GrayImage, path: &Path) -> Result<()> {
     let format = output_format(path)?;

@@ -7,18 +7,23 @@
 //! * `track` runs one tracker over one sequence (OTB folder, image folder or generated), with
 //!   accuracy, FPS, OTB result files and annotated GIF/PNG output;
 //! * `eval` runs several trackers over several sequences: tables and OTB precision/success plots;
-//! * `bench` measures filter throughput (`bench filter`), for BENCHMARKS.md.
+//! * `infer` runs a `.mvnn` network on `.npy` tensors; `classify` runs a classifier on an image;
+//! * `bench` measures filter throughput (`bench filter`) and the CNN core (`bench gemm`,
+//!   `bench conv`, `bench net`), for BENCHMARKS.md.
 //!
 //! This file holds the command-line definitions and the dispatch; each command lives in its own
 //! module, and the image operations they share live in `ops`. Every failure is reported as one
 //! `error: …` line on stderr with exit status 1 (2 for command-line syntax, from clap).
 
 mod bench;
+mod classify;
 mod demo;
 mod eval;
 mod filter;
 mod imageio;
+mod infer;
 mod info;
+mod nn;
 mod ops;
 mod track;
 
@@ -64,7 +69,14 @@ enum Command {
     /// Evaluate trackers on OTB sequences: tables and precision/success plots.
     #[command(long_about = EVAL_LONG_ABOUT)]
     Eval(eval::EvalArgs),
-    /// Measure throughput: `bench filter` times the core's filters at several image sizes.
+    /// Run a .mvnn network on .npy tensors and write its outputs as .npy.
+    #[command(long_about = INFER_LONG_ABOUT)]
+    Infer(infer::InferArgs),
+    /// Classify an image with a .mvnn network: the top-k classes and their probabilities.
+    #[command(long_about = CLASSIFY_LONG_ABOUT)]
+    Classify(classify::ClassifyArgs),
+    /// Measure throughput: `bench filter` (the core's filters), `bench gemm`, `bench conv`,
+    /// `bench net` (the CNN core).
     Bench(bench::BenchArgs),
 }
 
@@ -92,6 +104,29 @@ Ops and the options they take:
 
 Prints one line: op, sizes, time and Mpixel/s (output pixels). The time is that of the core
 call alone (no file I/O or conversions): the fastest of up to 5 runs after a warm-up run.";
+
+const INFER_LONG_ABOUT: &str = "\
+Run a .mvnn network on tensors from .npy files and write its outputs as .npy files.
+
+Give --input once per model input and --output once per model output, in the model's order.
+Inputs are little-endian float32 .npy (C or Fortran order) of rank <= 4 whose shape equals the
+model input's NCHW shape after trailing 1s are dropped from both: for a 1x10x1x1 input,
+(1, 10), (1, 10, 1) and (1, 10, 1, 1) are accepted, (10,) is not. Outputs are written as
+float32 C-order .npy with the model's NCHW shape less its trailing 1s, keeping at least two
+dimensions (1x10x1x1 -> (1, 10); 1x3x8x8 stays (1, 3, 8, 8)).
+
+Prints each output's shape and the forward time (median of --repeat runs, single thread).";
+
+const CLASSIFY_LONG_ABOUT: &str = "\
+Classify an image with a .mvnn network and print the top-k classes as `rank label score`.
+
+The model must have one input of 1 x C x H x W with C = 1 (the image is converted to 8-bit gray,
+Rec. 709 luma) or C = 3 (RGB, channels in R, G, B order). Each channel is resized bilinearly
+to H x W (the core's resize: pixel-centre aligned, as OpenCV's INTER_LINEAR, no
+antialiasing), then every 0..255 value p becomes p*S + O (--scale, default 1/255; --offset,
+default 0). The first output, flattened, holds the class scores: when they are already
+probabilities (each in [0, 1], summing to 1 +- 1e-3) they are printed as they are, otherwise
+softmax is applied first; the first line says which. --labels names the classes, one per line.";
 
 const DEMO_LONG_ABOUT: &str = "\
 Run the CPU filter pipeline and a tracking run on generated input.
@@ -235,6 +270,8 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args, &mut stdout),
         Command::Track(args) => track::run(args, &mut stdout),
         Command::Eval(args) => eval::run(args, &mut stdout),
+        Command::Infer(args) => infer::run(args, &mut stdout),
+        Command::Classify(args) => classify::run(args, &mut stdout),
         Command::Bench(args) => bench::run(args, &mut stdout),
     };
     match result {

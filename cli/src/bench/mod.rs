@@ -1,5 +1,6 @@
 //! `mvision bench filter`: throughput of the core's filters on generated images, as a table and,
 //! with `--json`, one JSON object on the last line (what `bench/opencv_compare.py` reads).
+//! `bench gemm`, `bench conv` and `bench net` (the CNN core) live in [`nn`].
 //!
 //! The cases (operations, kernels, input) are those of the `mvision-benches` crate, so this
 //! command and the criterion benches measure the same thing. This module
@@ -24,6 +25,7 @@ use serde_json::{json, Value};
 use mvision_benches::cases;
 
 mod gpu;
+mod nn;
 
 use cases::{Case, CpuCase, CASES, DENSE_KERNEL_SIZES, MAX_BENCH_PIXELS};
 
@@ -61,6 +63,17 @@ enum Suite {
     /// Zero-copy against copies: a frame's round trip (host in, 5x5 box blur, host out) with
     /// device images uploaded and downloaded, and with mapped host-visible images used in place.
     Transfer(gpu::TransferBenchArgs),
+    /// GFLOP/s of the core's SGEMM (portable path and the gemm crate) at 256..2048 and the
+    /// FastPoorNet shapes.
+    #[command(long_about = nn::GEMM_LONG_ABOUT)]
+    Gemm(nn::GemmBenchArgs),
+    /// Each convolution method (direct, im2col, MEC, MFCA) on seed 004's shapes and AlexNet's
+    /// conv layers: ms, GFLOP/s and workspace bytes.
+    #[command(long_about = nn::CONV_LONG_ABOUT)]
+    Conv(nn::ConvBenchArgs),
+    /// Latency of a whole .mvnn network, with its arena and scratch bytes.
+    #[command(long_about = nn::NET_LONG_ABOUT)]
+    Net(nn::NetBenchArgs),
 }
 
 const FILTER_LONG_ABOUT: &str = "\
@@ -286,12 +299,22 @@ fn median(times: &mut [Duration]) -> Duration {
     }
 }
 
-/// Warm-up, then `repeat` samples of `runs_per_sample` back-to-back runs each.
-fn measure(work: &mut dyn Prepared, repeat: u32) -> Result<Measurement> {
+/// Timed samples of one operation: the median, fastest and slowest run time, and how many
+/// back-to-back runs made one sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Timing {
+    median: Duration,
+    min: Duration,
+    max: Duration,
+    runs_per_sample: u32,
+}
+
+/// Warm-up, then `repeat` samples of `runs_per_sample` back-to-back runs of `run` each.
+fn time_runs(run: &mut dyn FnMut() -> Result<()>, repeat: u32) -> Result<Timing> {
     let start = Instant::now();
     let mut warm_runs = 0u32;
     while warm_runs == 0 || start.elapsed() < WARM_UP {
-        work.run()?;
+        run()?;
         warm_runs += 1;
     }
     let per_run = start.elapsed() / warm_runs;
@@ -302,20 +325,31 @@ fn measure(work: &mut dyn Prepared, repeat: u32) -> Result<Measurement> {
         MIN_SAMPLE.as_nanos().div_ceil(nanos).min(u32::MAX as u128) as u32
     };
     let mut samples = Vec::with_capacity(repeat as usize);
-    for _ in 0..repeat {
+    for _ in 0..repeat.max(1) {
         let t = Instant::now();
         for _ in 0..runs_per_sample {
-            work.run()?;
+            run()?;
         }
         samples.push(t.elapsed() / runs_per_sample);
     }
-    let med = median(&mut samples);
-    Ok(Measurement {
-        pixels: work.pixels(),
-        median: med,
+    let median = median(&mut samples);
+    Ok(Timing {
+        median,
         min: samples[0],
         max: samples[samples.len() - 1],
         runs_per_sample,
+    })
+}
+
+/// Warm-up, then `repeat` samples of `runs_per_sample` back-to-back runs each.
+fn measure(work: &mut dyn Prepared, repeat: u32) -> Result<Measurement> {
+    let t = time_runs(&mut || work.run(), repeat)?;
+    Ok(Measurement {
+        pixels: work.pixels(),
+        median: t.median,
+        min: t.min,
+        max: t.max,
+        runs_per_sample: t.runs_per_sample,
         bytes: work.bytes(),
     })
 }
@@ -372,6 +406,9 @@ pub fn run(args: &BenchArgs, out: &mut impl Write) -> Result<()> {
     match &args.suite {
         Suite::Filter(a) => run_filter(a, out),
         Suite::Transfer(a) => gpu::run_transfer(a, out),
+        Suite::Gemm(a) => nn::run_gemm(a, out),
+        Suite::Conv(a) => nn::run_conv(a, out),
+        Suite::Net(a) => nn::run_net(a, out),
     }
 }
 

@@ -1,0 +1,153 @@
+//! `mvision infer`: runs a `.mvnn` network on tensors read from `.npy` files and writes its
+//! outputs as `.npy` files.
+//!
+//! Shapes. Every tensor of a model is 4-D NCHW. An input file must hold little-endian `float32`
+//! (`<f4`, C or Fortran order) of rank at most 4 whose shape equals the model input's after
+//! trailing 1s are dropped from both: for a `1×10×1×1` input, `(1, 10)`, `(1, 10, 1)` and
+//! `(1, 10, 1, 1)` are accepted, `(10,)` is not. An output is written with the model's 4-D
+//! shape less its trailing 1s, keeping at least two dimensions: `1×10×1×1` → `(1, 10)`,
+//! `1×3×8×8` stays `(1, 3, 8, 8)`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use ndarray::{ArrayD, IxDyn};
+
+use crate::nn::{dims_text, parse_model, read_model_file, Runner, DEFAULT_WORKSPACE_BYTES};
+
+/// `mvision infer` arguments.
+#[derive(Args, Debug)]
+pub struct InferArgs {
+    /// The model (.mvnn).
+    #[arg(long, value_name = "M.mvnn")]
+    model: PathBuf,
+    /// An input tensor (.npy, float32), once per model input in the model's order.
+    #[arg(long = "input", value_name = "X.npy", required = true)]
+    inputs: Vec<PathBuf>,
+    /// Where to write an output tensor (.npy, float32), once per model output in order.
+    #[arg(long = "output", value_name = "Y.npy", required = true)]
+    outputs: Vec<PathBuf>,
+    /// Forward passes to time; the median is printed.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    repeat: u32,
+    /// Most working memory one convolution may use, bytes (0: direct convolution only).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WORKSPACE_BYTES)]
+    workspace_budget: usize,
+}
+
+/// `d` without its trailing 1s, keeping at least `keep` dimensions.
+pub fn trim_trailing_ones(d: &[usize], keep: usize) -> &[usize] {
+    let mut n = d.len();
+    while n > keep && d[n - 1] == 1 {
+        n -= 1;
+    }
+    &d[..n]
+}
+
+/// Checks an input file's shape against the model input's `dims` (the rule of the module docs).
+pub fn check_input_shape(file: &[usize], dims: &[usize; 4]) -> Result<()> {
+    if file.len() > 4 || trim_trailing_ones(file, 0) != trim_trailing_ones(dims, 0) {
+        bail!(
+            "shape ({}) does not match the model input {} (equal after dropping trailing 1s, \
+             rank at most 4)",
+            file.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            dims_text(dims)
+        );
+    }
+    Ok(())
+}
+
+/// Reads a float32 `.npy` file as packed data in C order, with its shape.
+pub fn read_npy(path: &Path) -> Result<(Vec<f32>, Vec<usize>)> {
+    let a: ArrayD<f32> = ndarray_npy::read_npy(path).with_context(|| {
+        format!(
+            "cannot read '{}' as a little-endian float32 .npy file",
+            path.display()
+        )
+    })?;
+    let shape = a.shape().to_vec();
+    Ok((a.as_standard_layout().iter().copied().collect(), shape))
+}
+
+/// Writes `data` as a float32 `.npy` file of `shape` (C order).
+pub fn write_npy(path: &Path, data: &[f32], shape: &[usize]) -> Result<()> {
+    let a = ArrayD::from_shape_vec(IxDyn(shape), data.to_vec())?;
+    ndarray_npy::write_npy(path, &a).with_context(|| format!("cannot write '{}'", path.display()))
+}
+
+/// The median of `times` (sorted in place; not empty).
+fn median(times: &mut [Duration]) -> Duration {
+    times.sort_unstable();
+    let n = times.len();
+    if n % 2 == 1 {
+        times[n / 2]
+    } else {
+        (times[n / 2 - 1] + times[n / 2]) / 2
+    }
+}
+
+/// Runs `mvision infer`.
+pub fn run(args: &InferArgs, out: &mut impl Write) -> Result<()> {
+    let bytes = read_model_file(&args.model)?;
+    let model = parse_model(&bytes, &args.model)?;
+    let mut runner = Runner::new(*model.graph(), args.workspace_budget)?;
+    let (n_in, n_out) = (runner.graph().inputs.len(), runner.graph().outputs.len());
+    if args.inputs.len() != n_in || args.outputs.len() != n_out {
+        bail!(
+            "the model has {n_in} input(s) and {n_out} output(s); give --input {n_in} and \
+             --output {n_out} time(s) (given: {} and {})",
+            args.inputs.len(),
+            args.outputs.len()
+        );
+    }
+    let mut inputs = Vec::with_capacity(n_in);
+    for (k, path) in args.inputs.iter().enumerate() {
+        let (data, shape) = read_npy(path)?;
+        let dims = runner.input_dims(k);
+        let name = model.input_name(k).unwrap_or_default();
+        check_input_shape(&shape, &dims)
+            .with_context(|| format!("input {k} '{name}' from '{}'", path.display()))?;
+        inputs.push(data);
+    }
+    let views: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut outputs = runner.output_buffers();
+    let mut times = Vec::with_capacity(args.repeat as usize);
+    for _ in 0..args.repeat {
+        let t = Instant::now();
+        runner.run(&views, &mut outputs)?;
+        times.push(t.elapsed());
+    }
+    writeln!(
+        out,
+        "{}: {n_in} input(s), {n_out} output(s); arena {} bytes, scratch {} bytes",
+        args.model.display(),
+        runner.arena_bytes(),
+        runner.scratch_bytes()
+    )?;
+    for (k, path) in args.outputs.iter().enumerate() {
+        let dims = runner.output_dims(k);
+        let shape = trim_trailing_ones(&dims, 2);
+        write_npy(path, &outputs[k], shape)?;
+        writeln!(
+            out,
+            "output {k} '{}': {} -> {}",
+            model.output_name(k).unwrap_or_default(),
+            dims_text(shape),
+            path.display()
+        )?;
+    }
+    writeln!(
+        out,
+        "forward: {:.3} ms (median of {} run(s), 1 thread)",
+        median(&mut times).as_secs_f64() * 1e3,
+        args.repeat
+    )?;
+    Ok(())
+}
