@@ -159,3 +159,28 @@ pub fn run(args: &ClassifyArgs, out: &mut impl Write) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probabilities_are_kept_and_logits_softmaxed() {
+        let (p, soft) = probabilities(&[0.25, 0.5, 0.25]);
+        assert_eq!((p, soft), (vec![0.25, 0.5, 0.25], false));
+        let (p, soft) = probabilities(&[0.0, 0.0]);
+        assert!(soft);
+        assert_eq!(p, [0.5, 0.5]);
+        // Sums to 1 but has a negative score: not probabilities.
+        assert!(probabilities(&[1.5, -0.5]).1);
+    }
+
+    #[test]
+    fn top_k_orders_by_score_then_index() {
+        assert_eq!(
+            top_k(&[0.1, 0.4, 0.4, 0.1], 3),
+            [(1, 0.4), (2, 0.4), (0, 0.1)]
+        );
+        assert_eq!(top_k(&[0.3], 5), [(0, 0.3)]);
+    }
+}

@@ -10,12 +10,13 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ndarray::{ArrayD, IxDyn};
 
+use crate::bench::median;
 use crate::nn::{dims_text, parse_model, read_model_file, Runner, DEFAULT_WORKSPACE_BYTES};
 
 /// `mvision infer` arguments.
@@ -82,17 +83,6 @@ pub fn write_npy(path: &Path, data: &[f32], shape: &[usize]) -> Result<()> {
     ndarray_npy::write_npy(path, &a).with_context(|| format!("cannot write '{}'", path.display()))
 }
 
-/// The median of `times` (sorted in place; not empty).
-fn median(times: &mut [Duration]) -> Duration {
-    times.sort_unstable();
-    let n = times.len();
-    if n % 2 == 1 {
-        times[n / 2]
-    } else {
-        (times[n / 2 - 1] + times[n / 2]) / 2
-    }
-}
-
 /// Runs `mvision infer`.
 pub fn run(args: &InferArgs, out: &mut impl Write) -> Result<()> {
     let bytes = read_model_file(&args.model)?;
@@ -150,4 +140,24 @@ pub fn run(args: &InferArgs, out: &mut impl Write) -> Result<()> {
         args.repeat
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_match_after_dropping_trailing_ones() {
+        let dims = [1, 10, 1, 1];
+        for ok in [&[1, 10][..], &[1, 10, 1], &[1, 10, 1, 1]] {
+            assert!(check_input_shape(ok, &dims).is_ok(), "{ok:?}");
+        }
+        for bad in [&[10][..], &[1, 10, 1, 1, 1], &[1, 1, 10], &[]] {
+            assert!(check_input_shape(bad, &dims).is_err(), "{bad:?}");
+        }
+        assert!(check_input_shape(&[], &[1, 1, 1, 1]).is_ok());
+        assert_eq!(trim_trailing_ones(&[1, 10, 1, 1], 2), [1, 10]);
+        assert_eq!(trim_trailing_ones(&[1, 1, 1, 1], 2), [1, 1]);
+        assert_eq!(trim_trailing_ones(&[1, 3, 1, 5], 2), [1, 3, 1, 5]);
+    }
 }

@@ -289,7 +289,7 @@ struct Measurement {
 
 /// The median of `times` (the mean of the middle two for an even count). `times` is sorted in
 /// place; it must not be empty.
-fn median(times: &mut [Duration]) -> Duration {
+pub(crate) fn median(times: &mut [Duration]) -> Duration {
     times.sort_unstable();
     let n = times.len();
     if n % 2 == 1 {
