@@ -43,36 +43,30 @@ pub fn output_format(path: &Path) -> Result<OutputFormat> {
     }
 }
 
-/// Loads a PNG or JPEG file as 8-bit gray. The format is sniffed from the file's first bytes,
-/// not its name, so a mislabelled file still loads.
-pub fn load_gray(path: &Path) -> Result<GrayImage> {
+/// Decodes a PNG or JPEG file. The format is sniffed from the file's first bytes, not its
+/// name, so a mislabelled file still loads.
+fn decode(path: &Path) -> Result<image::DynamicImage> {
     let reader = ImageReader::open(path)
         .with_context(|| format!("cannot open input image '{}'", path.display()))?
         .with_guessed_format()
         .with_context(|| format!("cannot read input image '{}'", path.display()))?;
-    let image = reader.decode().with_context(|| {
+    reader.decode().with_context(|| {
         format!(
             "cannot decode '{}' (this build reads PNG and JPEG)",
             path.display()
         )
-    })?;
-    Ok(mvision_track::frame::gray_from_image(&image))
+    })
+}
+
+/// Loads a PNG or JPEG file as 8-bit gray.
+pub fn load_gray(path: &Path) -> Result<GrayImage> {
+    Ok(mvision_track::frame::gray_from_image(&decode(path)?))
 }
 
 /// Loads a PNG or JPEG file as 8-bit RGB (gray is replicated, alpha dropped, 16-bit samples
 /// scaled to 8 bits), for models that take colour (`mvision classify`).
 pub fn load_rgb(path: &Path) -> Result<image::RgbImage> {
-    let reader = ImageReader::open(path)
-        .with_context(|| format!("cannot open input image '{}'", path.display()))?
-        .with_guessed_format()
-        .with_context(|| format!("cannot read input image '{}'", path.display()))?;
-    let image = reader.decode().with_context(|| {
-        format!(
-            "cannot decode '{}' (this build reads PNG and JPEG)",
-            path.display()
-        )
-    })?;
-    Ok(image.to_rgb8())
+    Ok(decode(path)?.to_rgb8())
 }
 
 /// Writes `image` to `path` in the format its extension names.
