@@ -1,10 +1,9 @@
 //! The `mv_net_*` C API: a tiny network (`common/tiny_net.rs`, built with the core's graph
 //! builders) encoded as a `.mvnn` file, loaded through the C functions (copied and borrowed)
-//! and run; results must be
-//! bit-identical to the core's own `forward`. Then every error path: NULL pointers, unknown
-//! flags, huge sizes, the file truncated at every length, every single-bit flip, garbage bytes,
-//! a misaligned borrowed model, wrong counts and lengths, misaligned and overlapping buffers —
-//! each with its status and with the outputs untouched. `mv_net_forward` allocates nothing.
+//! and run; results must be bit-identical to the core's own `forward`. Then every error
+//! path: NULL pointers, unknown flags, huge sizes, the file truncated at every length, every
+//! single-bit flip, garbage bytes, a misaligned borrowed model, wrong counts and lengths,
+//! misaligned and overlapping buffers — each with its status and with the outputs untouched. `mv_net_forward` allocates nothing.
 //!
 //! The same tiny model is committed as `cmake/examples/data/tiny.mvnn`, with its expected
 //! outputs for a fixed input in `cmake/examples/data/tiny_expected.h`, for the C tests; both are
