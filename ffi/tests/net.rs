@@ -3,7 +3,8 @@
 //! and run; results must be bit-identical to the core's own `forward`. Then every error
 //! path: NULL pointers, unknown flags, huge sizes, the file truncated at every length, every
 //! single-bit flip, garbage bytes, a misaligned borrowed model, wrong counts and lengths,
-//! misaligned and overlapping buffers — each with its status and with the outputs untouched. `mv_net_forward` allocates nothing.
+//! misaligned and overlapping buffers — each with its status and with the outputs untouched.
+//! `mv_net_forward` allocates nothing.
 //!
 //! The same tiny model is committed as `cmake/examples/data/tiny.mvnn`, with its expected
 //! outputs for a fixed input in `cmake/examples/data/tiny_expected.h`, for the C tests; both are
