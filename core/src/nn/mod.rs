@@ -18,6 +18,7 @@ pub mod elementwise;
 pub mod gemm;
 pub mod graph;
 pub mod layout;
+pub mod matmul;
 pub mod plan;
 pub mod pool;
 pub mod reduce;
