@@ -286,7 +286,7 @@ fn reference(net: &Net, inputs: &[Vec<f32>], methods: &[ConvMethod]) -> Vec<Vec<
                 let axes = [0, 1, 2, 3].map(|k| p[0] & (1 << k) != 0);
                 reduce_mean(&xs, axes, &x, &mut y).unwrap();
             }
-            op::ADD => {
+            op::ADD if u(0) < 3 => {
                 let bc = [Broadcast::Same, Broadcast::PerChannel, Broadcast::Scalar][u(0)];
                 add(&xs, &x, &t[node.inputs[1] as usize], bc, &mut y).unwrap();
             }
@@ -297,11 +297,11 @@ fn reference(net: &Net, inputs: &[Vec<f32>], methods: &[ConvMethod]) -> Vec<Vec<
                     .collect();
                 concat(&parts, u(0), &mut y).unwrap();
             }
-            op::SUB | op::MUL => {
-                let bop = if node.op == op::SUB {
-                    BinaryOp::Sub
-                } else {
-                    BinaryOp::Mul
+            op::ADD | op::SUB | op::MUL => {
+                let bop = match node.op {
+                    op::ADD => BinaryOp::Add,
+                    op::SUB => BinaryOp::Sub,
+                    _ => BinaryOp::Mul,
                 };
                 let b = &t[node.inputs[1] as usize];
                 if u(0) == 3 {
@@ -325,6 +325,7 @@ fn reference(net: &Net, inputs: &[Vec<f32>], methods: &[ConvMethod]) -> Vec<Vec<
                 matmul(&shape, &x, &t[node.inputs[1] as usize], &mut y, &mut pack).unwrap();
             }
             op::FLATTEN | op::RESHAPE => y.copy_from_slice(&x),
+            op::CONSTANT => y.copy_from_slice(w_of(net, node.weights[0]).unwrap()),
             op::PAD => {
                 let pads = Pads {
                     top: u(4),
@@ -471,8 +472,15 @@ fn matmul_reshape_and_broadcast_ops() {
     let g2 = net.t(2, 3, 4, 6);
     net.nodes
         .push(Node::binary(BinaryOp::Mul, f, f, g2, Broadcast::Same));
+    // A constant operand (a weight range as a tensor).
+    let cw = net.w(&mut Rng::new(3), 6, -1.0, 1.0);
+    let k = net.t(1, 1, 1, 6);
+    net.nodes.push(Node::constant(k, cw));
+    let g3 = net.t(2, 3, 4, 6);
+    net.nodes
+        .push(Node::binary_broadcast(BinaryOp::Add, g2, k, g3));
     let out = net.t(144, 1, 1, 1);
-    net.nodes.push(Node::reshape(g2, out));
+    net.nodes.push(Node::reshape(g3, out));
     // Rank 2: (6 × 20)·(20 × 1) via the reshaped input; B as rank 2 is (20, 1, 1, 1).
     let w = net.input(20, 1, 1, 1);
     let v = net.t(6, 1, 1, 1);
@@ -735,6 +743,14 @@ fn validation_errors() {
         n.nodes.push(Node::matmul(ta, tb, ty, ra, rb));
         n.graph().validate()
     };
+    assert_eq!(
+        mutate(&|n| {
+            let y = n.t(1, 2, 1, 1);
+            n.nodes.push(Node::constant(y, WeightRange::new(0, 3)));
+        }),
+        Error::SizeMismatch,
+        "a constant needs exactly its element count"
+    );
     assert_eq!(mm(2, 3, [4, 5, 1, 1], [2, 5, 6, 1], [2, 4, 6, 1]), Ok(()));
     assert_eq!(mm(3, 2, [2, 4, 5, 1], [5, 6, 1, 1], [2, 4, 6, 1]), Ok(()));
     assert_eq!(mm(4, 3, [3, 2, 4, 5], [2, 5, 6, 1], [3, 2, 4, 6]), Ok(()));

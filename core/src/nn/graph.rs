@@ -114,6 +114,9 @@ pub mod op {
     pub const SUB: u32 = 16;
     /// Multiplication of two tensors, broadcast as for [`ADD`].
     pub const MUL: u32 = 17;
+    /// A constant tensor: no inputs, the output is [`W_MAIN`](super::W_MAIN)'s weights (an
+    /// operand that an imported model computes at load time, such as a constant addend).
+    pub const CONSTANT: u32 = 18;
 }
 
 /// Parameter slots of a convolution or pooling node ([`Node::params`]): kernel height and width,
@@ -173,7 +176,8 @@ pub const W_VAR: usize = 3;
 pub struct Node {
     /// Operator, one of the [`op`] codes.
     pub op: u32,
-    /// Number of inputs used (1, 2 for Add / Sub / Mul / MatMul, 1..=4 for Concat).
+    /// Number of inputs used (1, 2 for Add / Sub / Mul / MatMul, 1..=4 for Concat, 0 for
+    /// Constant).
     pub input_count: u32,
     /// Input tensor indices into [`Graph::tensors`].
     pub inputs: [u32; 4],
@@ -356,6 +360,13 @@ impl Node {
         n
     }
 
+    /// A constant tensor `output` holding `values` (exactly its element count).
+    pub fn constant(output: u32, values: WeightRange) -> Self {
+        let mut n = Self::with(op::CONSTANT, &[], output);
+        n.weights[W_MAIN] = values;
+        n
+    }
+
     /// A reshape: `output` is `input`'s data under another shape of the same element count.
     pub fn reshape(input: u32, output: u32) -> Self {
         Self::with(op::RESHAPE, &[input], output)
@@ -458,6 +469,7 @@ pub(crate) enum Op<'a> {
     BinaryBroadcast(BinaryOp, Shape4, Shape4, Shape4),
     MatMul(MatMulShape),
     Reshape,
+    Constant(&'a [f32]),
     Concat(usize),
     Flatten,
     Pad(Shape4, Pads, PadMode),
@@ -576,16 +588,20 @@ impl<'a> Graph<'a> {
         let (lo, hi) = match node.op {
             op::ADD | op::MATMUL | op::SUB | op::MUL => (2, 2),
             op::CONCAT => (1, 4),
+            op::CONSTANT => (0, 0),
             op::CONV..=op::BATCH_NORM | op::RESHAPE => (1, 1),
             _ => return Err(Error::InvalidArgument),
         };
         if count < lo || count > hi {
             return Err(Error::InvalidArgument);
         }
-        let x = self.shape(node.inputs[0])?;
         let y = self.shape(node.output)?;
-        let p = &node.params;
         let wr = &node.weights;
+        if node.op == op::CONSTANT {
+            return Ok(Op::Constant(self.exact(wr[W_MAIN], y.elements()?)?));
+        }
+        let x = self.shape(node.inputs[0])?;
+        let p = &node.params;
         let us = |i: usize| p[i] as usize;
         Ok(match node.op {
             op::CONV => {

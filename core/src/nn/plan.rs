@@ -420,6 +420,7 @@ pub fn forward(
                 }
             }
             Op::MatMul(shape) => matmul(&shape, rd(x0)?, rd(node.inputs[1])?, y, scratch)?,
+            Op::Constant(w) => y.copy_from_slice(w),
             Op::Concat(axis) => {
                 let count = node.input_count as usize;
                 let first: (Shape4, &[f32]) = (graph.shape(x0)?, rd(x0)?);
