@@ -105,6 +105,15 @@ enum mv_status
    */
   MV_STATUS_NOT_INITIALIZED = 14,
   /**
+   * Serialized data (a model file) is malformed: wrong magic, truncated, an offset or size
+   * out of range, a checksum mismatch.
+   */
+  MV_STATUS_MALFORMED = 15,
+  /**
+   * Serialized data (a model file) has a format version this build cannot read.
+   */
+  MV_STATUS_UNSUPPORTED_VERSION = 16,
+  /**
    * A requested backend is not compiled in, or its driver or device is missing.
    */
   MV_STATUS_BACKEND_UNAVAILABLE = 20,

@@ -148,6 +148,8 @@ static void test_status_names(void)
         {MV_STATUS_OVERLAP, "MV_STATUS_OVERLAP"},
         {MV_STATUS_OUT_OF_MEMORY, "MV_STATUS_OUT_OF_MEMORY"},
         {MV_STATUS_NOT_INITIALIZED, "MV_STATUS_NOT_INITIALIZED"},
+        {MV_STATUS_MALFORMED, "MV_STATUS_MALFORMED"},
+        {MV_STATUS_UNSUPPORTED_VERSION, "MV_STATUS_UNSUPPORTED_VERSION"},
         {MV_STATUS_BACKEND_UNAVAILABLE, "MV_STATUS_BACKEND_UNAVAILABLE"},
         {MV_STATUS_DEVICE_ERROR, "MV_STATUS_DEVICE_ERROR"},
         {MV_STATUS_KERNEL_BUILD_FAILED, "MV_STATUS_KERNEL_BUILD_FAILED"},
@@ -155,7 +157,7 @@ static void test_status_names(void)
         {MV_STATUS_BACKEND_MISMATCH, "MV_STATUS_BACKEND_MISMATCH"},
         {MV_STATUS_PANIC, "MV_STATUS_PANIC"},
     };
-    static const uint32_t unknown[] = {15, 19, 25, 99, 101, 1000, UINT32_MAX};
+    static const uint32_t unknown[] = {17, 19, 25, 99, 101, 1000, UINT32_MAX};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
         set_context("status %u", (unsigned)names[i].code);

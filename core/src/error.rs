@@ -29,6 +29,14 @@ pub enum Error {
     OutOfBounds,
     /// A stateful object was used out of order (for example a tracker updated before `init`).
     NotInitialized,
+    /// A byte buffer that must be viewed as typed data (a model file) does not start at a
+    /// multiple of the type's alignment.
+    Misaligned,
+    /// Serialized data (a model file) is malformed: wrong magic, truncated, a section or offset
+    /// out of range, a checksum mismatch, text that is not UTF-8.
+    Malformed,
+    /// Serialized data (a model file) has a format version this build cannot read.
+    UnsupportedVersion,
 }
 
 impl Error {
@@ -44,6 +52,9 @@ impl Error {
             Error::InvalidArgument => "argument out of range",
             Error::OutOfBounds => "rectangle lies outside the image",
             Error::NotInitialized => "object used before it was initialised",
+            Error::Misaligned => "data is not aligned for its type",
+            Error::Malformed => "malformed data (bad magic, sizes, offsets or checksum)",
+            Error::UnsupportedVersion => "unsupported format version",
         }
     }
 }

@@ -40,6 +40,11 @@ pub enum mv_status {
     MV_STATUS_OUT_OF_MEMORY = 13,
     /// A stateful object was used out of order (for example a tracker updated before init).
     MV_STATUS_NOT_INITIALIZED = 14,
+    /// Serialized data (a model file) is malformed: wrong magic, truncated, an offset or size
+    /// out of range, a checksum mismatch.
+    MV_STATUS_MALFORMED = 15,
+    /// Serialized data (a model file) has a format version this build cannot read.
+    MV_STATUS_UNSUPPORTED_VERSION = 16,
     /// A requested backend is not compiled in, or its driver or device is missing.
     MV_STATUS_BACKEND_UNAVAILABLE = 20,
     /// A device (GPU) call failed.
@@ -68,6 +73,9 @@ impl From<Error> for mv_status {
             Error::InvalidArgument => MV_STATUS_INVALID_ARGUMENT,
             Error::OutOfBounds => MV_STATUS_OUT_OF_BOUNDS,
             Error::NotInitialized => MV_STATUS_NOT_INITIALIZED,
+            Error::Misaligned => MV_STATUS_MISALIGNED,
+            Error::Malformed => MV_STATUS_MALFORMED,
+            Error::UnsupportedVersion => MV_STATUS_UNSUPPORTED_VERSION,
             _ => MV_STATUS_INVALID_ARGUMENT,
         }
     }
@@ -99,7 +107,7 @@ pub(crate) fn set_last_error_detail(detail: String) {
     LAST_DETAIL.with(|d| *d.borrow_mut() = detail);
 }
 
-const ALL: [mv_status; 21] = [
+const ALL: [mv_status; 23] = [
     MV_STATUS_OK,
     MV_STATUS_NULL_POINTER,
     MV_STATUS_ZERO_SIZE,
@@ -115,6 +123,8 @@ const ALL: [mv_status; 21] = [
     MV_STATUS_OVERLAP,
     MV_STATUS_OUT_OF_MEMORY,
     MV_STATUS_NOT_INITIALIZED,
+    MV_STATUS_MALFORMED,
+    MV_STATUS_UNSUPPORTED_VERSION,
     MV_STATUS_BACKEND_UNAVAILABLE,
     MV_STATUS_DEVICE_ERROR,
     MV_STATUS_KERNEL_BUILD_FAILED,
@@ -163,6 +173,14 @@ impl mv_status {
             MV_STATUS_NOT_INITIALIZED => (
                 "MV_STATUS_NOT_INITIALIZED\0",
                 "object used before it was initialised\0",
+            ),
+            MV_STATUS_MALFORMED => (
+                "MV_STATUS_MALFORMED\0",
+                "malformed data (bad magic, sizes, offsets or checksum)\0",
+            ),
+            MV_STATUS_UNSUPPORTED_VERSION => (
+                "MV_STATUS_UNSUPPORTED_VERSION\0",
+                "unsupported format version\0",
             ),
             MV_STATUS_BACKEND_UNAVAILABLE => {
                 ("MV_STATUS_BACKEND_UNAVAILABLE\0", "backend not available\0")

@@ -6,9 +6,11 @@
 //! ([`elementwise`]), concat / flatten / pad ([`layout`]) and batch normalisation, standalone or
 //! folded into a convolution ([`batchnorm`]). A whole network is data ([`graph`]: flat
 //! `#[repr(C)]` tensors and nodes, weights by range, validated up front) run by a plan
-//! ([`plan`]) that places every activation in one caller arena by liveness. All take packed NCHW `f32` tensors with any batch
-//! size. Like the rest of the core, nothing here allocates (except inside the optional `gemm`
-//! crate, see [`gemm`]): working memory is the caller's, sized by the `*_len` functions.
+//! ([`plan`]) that places every activation in one caller arena by liveness, and is stored as a
+//! `.mvnn` file that is read in place, without copying ([`model`]). All take packed NCHW `f32`
+//! tensors with any batch size. Like the rest of the core, nothing here allocates (except inside
+//! the optional `gemm` crate, see [`gemm`]): working memory is the caller's, sized by the
+//! `*_len` functions.
 
 pub mod activation;
 pub mod batchnorm;
@@ -19,6 +21,7 @@ pub mod gemm;
 pub mod graph;
 pub mod layout;
 pub mod matmul;
+pub mod model;
 pub mod plan;
 pub mod pool;
 pub mod reduce;
