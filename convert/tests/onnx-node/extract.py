@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Copies the ONNX backend node tests that mvision-convert supports into cases/<name>/.
+
+Usage: python3 extract.py   (needs `pip install onnx==1.22.0 numpy`: onnx 1.22.0 is the last
+wheel that ships onnx/backend/test/data/node/*/{model.onnx,test_data_set_0/*.pb}).
+
+The node tests pass weights as graph inputs, but the engine needs them constant (Conv W/B, Gemm
+B/C, PRelu slope, BatchNormalization parameters, Clip min/max, Pad pads/value/axes, Reshape
+shape, ReduceMean axes, Dropout ratio/training_mode). For every such operand that is a graph
+input, this script turns the graph input into an initializer holding the value from the case's
+test_data_set_0/input_K.pb, drops that .pb, and renumbers the remaining input_*.pb files in
+graph-input order. Models are saved with ir_version = 8 (what ONNX Runtime 1.31 accepts). The
+first input of every node is never rewritten, so each case keeps real graph inputs.
+
+Prints the included and skipped cases and writes the table of README.md.
+"""
+import os
+import shutil
+import sys
+
+import onnx
+from onnx import numpy_helper, TensorProto
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
+OUT = os.path.join(HERE, "cases")
+
+# Cases considered: test names starting with one of these.
+PREFIXES = [
+    "test_conv_", "test_basic_conv_", "test_maxpool_", "test_averagepool_",
+    "test_globalaveragepool", "test_gemm_", "test_matmul_", "test_relu", "test_leakyrelu",
+    "test_prelu_", "test_clip", "test_sigmoid", "test_softmax_", "test_batchnorm_",
+    "test_concat_", "test_add", "test_sub", "test_mul", "test_flatten_", "test_reshape_",
+    "test_constant_pad", "test_edge_pad", "test_reflect_pad", "test_wrap_pad",
+    "test_reduce_mean_", "test_dropout_", "test_identity",
+]
+
+# Which inputs of each operator must be constant in our engine.
+CONST_INPUTS = {
+    "Conv": {1, 2}, "Gemm": {1, 2}, "PRelu": {1}, "BatchNormalization": {1, 2, 3, 4},
+    "Clip": {1, 2}, "Pad": {1, 2, 3}, "Reshape": {1}, "ReduceMean": {1}, "Dropout": {1, 2},
+}
+
+# Cases the engine does not support, with the reason (the converter rejects each clearly).
+EXCLUDE = {
+    "test_averagepool_2d_dilations": "dilated pooling is not supported",
+    "test_maxpool_2d_dilations": "dilated pooling is not supported",
+    "test_maxpool_with_argmax_2d_precomputed_pads": "the Indices output is not supported",
+    "test_maxpool_with_argmax_2d_precomputed_strides": "the Indices output is not supported",
+    "test_gemm_transposeA": "transA = 1 needs a constant A (A is the graph input)",
+    "test_gemm_all_attributes": "transA = 1 needs a constant A (A is the graph input)",
+    "test_clip_min_greater_than_max": "min > max is rejected",
+    "test_wrap_pad": "wrap padding is not supported",
+    "test_batchnorm_epsilon_training_mode": "training mode (inference only)",
+    "test_batchnorm_example_training_mode": "training mode (inference only)",
+    "test_dropout_default_mask": "the mask output is not supported",
+    "test_dropout_default_mask_ratio": "the mask output is not supported",
+    "test_identity_opt": "optional types are not supported",
+    "test_identity_sequence": "sequence types are not supported",
+    "test_reshape_allowzero_reordered": "zero-size tensors are not supported",
+    "test_constant_pad_negative_axes": "",  # placeholder removed below when supported
+}
+EXCLUDE.pop("test_constant_pad_negative_axes")
+
+
+def skip_reason(name, model):
+    if name.endswith("_expanded") or "_expanded_" in name:
+        return "expanded function body (the plain case is tested)"
+    if name in EXCLUDE:
+        return EXCLUDE[name]
+    g = model.graph
+    for v in list(g.input) + list(g.output):
+        tt = v.type.tensor_type if v.type.HasField("tensor_type") else None
+        if tt is None:
+            return "non-tensor input or output"
+        if tt.elem_type not in (TensorProto.FLOAT, TensorProto.INT64):
+            return f"{TensorProto.DataType.Name(tt.elem_type).lower()} tensors"
+    for n in g.node:
+        if n.op_type in ("MaxPool", "AveragePool", "Conv"):
+            for a in n.attribute:
+                if a.name == "kernel_shape" and len(a.ints) != 2:
+                    return f"{len(a.ints)}-D {n.op_type} (2-D only)"
+    for v in g.input:
+        if len(v.type.tensor_type.shape.dim) > 4:
+            return "rank above 4"
+    return None
+
+
+def rewrite(model, data_dir):
+    """Graph inputs used as constant operands become initializers (module docs)."""
+    g = model.graph
+    const_names = set()
+    for n in g.node:
+        for k in CONST_INPUTS.get(n.op_type, ()):
+            if k < len(n.input) and n.input[k]:
+                const_names.add(n.input[k])
+    keep, moved = [], []
+    for k, v in enumerate(g.input):
+        pb = os.path.join(data_dir, f"input_{k}.pb")
+        if v.name in const_names:
+            t = TensorProto()
+            with open(pb, "rb") as f:
+                t.ParseFromString(f.read())
+            t.name = v.name
+            g.initializer.append(t)
+            moved.append(v.name)
+        else:
+            keep.append((v, pb))
+    del g.input[:]
+    g.input.extend(v for v, _ in keep)
+    for v in g.input:
+        if v.type.tensor_type.elem_type != TensorProto.FLOAT:
+            return None, None, "non-float graph input"
+    model.ir_version = 8
+    return model, [pb for _, pb in keep], moved
+
+
+def main():
+    if os.path.isdir(OUT):
+        shutil.rmtree(OUT)
+    os.makedirs(OUT)
+    included, skipped = [], []
+    for name in sorted(os.listdir(NODE_DIR)):
+        if not any(name.startswith(p) for p in PREFIXES):
+            continue
+        src = os.path.join(NODE_DIR, name)
+        model = onnx.load(os.path.join(src, "model.onnx"))
+        why = skip_reason(name, model)
+        data = os.path.join(src, "test_data_set_0")
+        if why is None:
+            model, inputs, moved = rewrite(model, data)
+            if model is None:
+                why = moved
+        if why is not None:
+            skipped.append((name, why))
+            continue
+        dst = os.path.join(OUT, name[len("test_"):])
+        os.makedirs(dst)
+        onnx.save(model, os.path.join(dst, "model.onnx"))
+        for k, pb in enumerate(inputs):
+            shutil.copy(pb, os.path.join(dst, f"input_{k}.pb"))
+        outs = sorted(f for f in os.listdir(data) if f.startswith("output_"))
+        for f in outs:
+            shutil.copy(os.path.join(data, f), os.path.join(dst, f))
+        included.append((name, ", ".join(moved) if moved else "-"))
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(OUT) for f in fs)
+    print(f"included {len(included)} cases ({size} bytes), skipped {len(skipped)}")
+    for n, m in included:
+        print(f"  + {n}   (made constant: {m})")
+    for n, w in skipped:
+        print(f"  - {n}: {w}")
+    lines = [
+        "| case | status |",
+        "|------|--------|",
+    ]
+    lines += [f"| {n} | included (constant: {m}) |" for n, m in included]
+    lines += [f"| {n} | skipped: {w} |" for n, w in skipped]
+    readme = os.path.join(HERE, "README.md")
+    head = open(readme).read().split("<!-- table -->")[0] if os.path.exists(readme) else ""
+    with open(readme, "w") as f:
+        f.write(head + "<!-- table -->\n" + "\n".join(lines) + "\n")
+    if size > 2 << 20:
+        sys.exit(f"cases take {size} bytes, over 2 MiB")
+
+
+if __name__ == "__main__":
+    main()
