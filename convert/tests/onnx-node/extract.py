@@ -12,14 +12,24 @@ test_data_set_0/input_K.pb, drops that .pb, and renumbers the remaining input_*.
 graph-input order. Models are saved with ir_version = 8 (what ONNX Runtime 1.31 accepts). The
 first input of every node is never rewritten, so each case keeps real graph inputs.
 
+test_edge_pad and test_reflect_pad use int32 data (small integers); they are cast to float
+(exact), model and .pb files alike, so that the float engine covers those modes.
+
+It also writes a few custom_* cases that the node tests lack (a depthwise and a grouped, dilated
+convolution; Conv + BatchNormalization + Relu, which the converter folds and fuses; an
+MTCNN-like Conv + PRelu + MaxPool(ceil) + Gemm + Softmax chain; a residual Add), built with
+onnx.helper from seeded random weights, with expected outputs from onnx.reference.
+
 Prints the included and skipped cases and writes the table of README.md.
 """
 import os
 import shutil
 import sys
 
+import numpy as np
 import onnx
-from onnx import numpy_helper, TensorProto
+from onnx import helper, numpy_helper, TensorProto
+from onnx.reference import ReferenceEvaluator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
@@ -62,6 +72,93 @@ EXCLUDE = {
 }
 EXCLUDE.pop("test_constant_pad_negative_axes")
 
+# int32 cases cast to float (module docs).
+CAST_TO_FLOAT = {"test_edge_pad", "test_reflect_pad"}
+
+
+def cast_model(model):
+    for v in list(model.graph.input) + list(model.graph.output):
+        if v.type.tensor_type.elem_type == TensorProto.INT32:
+            v.type.tensor_type.elem_type = TensorProto.FLOAT
+
+
+def cast_pb(src, dst):
+    t = TensorProto()
+    with open(src, "rb") as f:
+        t.ParseFromString(f.read())
+    if t.data_type == TensorProto.INT32:
+        a = numpy_helper.to_array(t).astype(np.float32)
+        t = numpy_helper.from_array(a, t.name)
+    with open(dst, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def custom_cases():
+    """Small models the node tests lack (module docs): (name, model, inputs)."""
+    rng = np.random.default_rng(20261121)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    init = lambda name, a: numpy_helper.from_array(a, name)
+    vi = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    cases = []
+
+    def add(name, nodes, inits, inputs, outputs, opset=13):
+        g = helper.make_graph(nodes, name, [vi(n, x.shape) for n, x in inputs],
+                              [vi(n, None) for n in outputs], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 8
+        cases.append((name, m, [x for _, x in inputs]))
+
+    add("custom_conv_depthwise",
+        [helper.make_node("Conv", ["x", "w", "b"], ["y"], group=4, pads=[1, 1, 1, 1], strides=[2, 1])],
+        [init("w", f32(4, 1, 3, 3)), init("b", f32(4))], [("x", f32(2, 4, 7, 6))], ["y"])
+    add("custom_conv_group2_dilated_bn_relu",
+        [helper.make_node("Conv", ["x", "w"], ["c"], group=2, dilations=[2, 2], pads=[2, 1, 2, 1]),
+         helper.make_node("BatchNormalization", ["c", "g", "be", "m", "v"], ["n"], epsilon=1e-3),
+         helper.make_node("Relu", ["n"], ["y"])],
+        [init("w", f32(6, 2, 3, 3)), init("g", f32(6)), init("be", f32(6)), init("m", f32(6)),
+         init("v", (rng.random(6) + 0.5).astype(np.float32))],
+        # Opset 15: onnx.reference's BatchNormalization-9 (opset 13) disagrees with the
+        # operator's definition; its opset-15 kernel does not.
+        [("x", f32(1, 4, 9, 8))], ["y"], opset=15)
+    add("custom_mtcnn_like_chain",
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"]),
+         helper.make_node("PRelu", ["c", "s"], ["p"]),
+         helper.make_node("MaxPool", ["p"], ["q"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+         helper.make_node("Flatten", ["q"], ["f"]),
+         helper.make_node("Gemm", ["f", "fw", "fb"], ["g"], transB=1),
+         helper.make_node("Softmax", ["g"], ["y"], axis=1)],
+        [init("w", f32(5, 3, 3, 3)), init("b", f32(5)), init("s", (0.25 * rng.random((5, 1, 1))).astype(np.float32)),
+         init("fw", f32(2, 5 * 6 * 5)), init("fb", f32(2))],
+        [("x", f32(2, 3, 14, 12))], ["y"])
+    add("custom_residual_add",
+        [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["a"], ["r"]),
+         helper.make_node("Conv", ["r", "w2"], ["b"], pads=[1, 1, 1, 1]),
+         helper.make_node("Add", ["b", "x"], ["s"]),
+         helper.make_node("Clip", ["s", "lo", "hi"], ["t"]),
+         helper.make_node("GlobalAveragePool", ["t"], ["y"])],
+        [init("w1", f32(3, 3, 3, 3)), init("w2", f32(3, 3, 3, 3)),
+         init("lo", np.array(0, np.float32)), init("hi", np.array(6, np.float32))],
+        [("x", f32(1, 3, 6, 5))], ["y", "r"])
+    return cases
+
+
+def write_custom():
+    out = []
+    for name, model, xs in custom_cases():
+        dst = os.path.join(OUT, name)
+        os.makedirs(dst)
+        onnx.save(model, os.path.join(dst, "model.onnx"))
+        ys = ReferenceEvaluator(model).run(None, {i.name: x for i, x in zip(model.graph.input, xs)})
+        for k, x in enumerate(xs):
+            with open(os.path.join(dst, f"input_{k}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(x, model.graph.input[k].name).SerializeToString())
+        for k, y in enumerate(ys):
+            with open(os.path.join(dst, f"output_{k}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(np.asarray(y, np.float32), model.graph.output[k].name).SerializeToString())
+        out.append((name, "custom: onnx.reference outputs"))
+    return out
+
 
 def skip_reason(name, model):
     if name.endswith("_expanded") or "_expanded_" in name:
@@ -74,7 +171,7 @@ def skip_reason(name, model):
         if tt is None:
             return "non-tensor input or output"
         if tt.elem_type not in (TensorProto.FLOAT, TensorProto.INT64):
-            return f"{TensorProto.DataType.Name(tt.elem_type).lower()} tensors"
+            return f"{TensorProto.DataType.Name(tt.elem_type).lower()} tensors (float only)"
     for n in g.node:
         if n.op_type in ("MaxPool", "AveragePool", "Conv"):
             for a in n.attribute:
@@ -125,6 +222,8 @@ def main():
             continue
         src = os.path.join(NODE_DIR, name)
         model = onnx.load(os.path.join(src, "model.onnx"))
+        if name in CAST_TO_FLOAT:
+            cast_model(model)
         why = skip_reason(name, model)
         data = os.path.join(src, "test_data_set_0")
         if why is None:
@@ -137,23 +236,28 @@ def main():
         dst = os.path.join(OUT, name[len("test_"):])
         os.makedirs(dst)
         onnx.save(model, os.path.join(dst, "model.onnx"))
+        copy = cast_pb if name in CAST_TO_FLOAT else shutil.copy
         for k, pb in enumerate(inputs):
-            shutil.copy(pb, os.path.join(dst, f"input_{k}.pb"))
+            copy(pb, os.path.join(dst, f"input_{k}.pb"))
         outs = sorted(f for f in os.listdir(data) if f.startswith("output_"))
         for f in outs:
-            shutil.copy(os.path.join(data, f), os.path.join(dst, f))
-        included.append((name, ", ".join(moved) if moved else "-"))
+            copy(os.path.join(data, f), os.path.join(dst, f))
+        note = "constant: " + ", ".join(moved) if moved else "as is"
+        if name in CAST_TO_FLOAT:
+            note += "; int32 cast to float"
+        included.append((name, note))
+    included += write_custom()
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(OUT) for f in fs)
     print(f"included {len(included)} cases ({size} bytes), skipped {len(skipped)}")
     for n, m in included:
-        print(f"  + {n}   (made constant: {m})")
+        print(f"  + {n}   ({m})")
     for n, w in skipped:
         print(f"  - {n}: {w}")
     lines = [
         "| case | status |",
         "|------|--------|",
     ]
-    lines += [f"| {n} | included (constant: {m}) |" for n, m in included]
+    lines += [f"| {n} | included ({m}) |" for n, m in included]
     lines += [f"| {n} | skipped: {w} |" for n, w in skipped]
     readme = os.path.join(HERE, "README.md")
     head = open(readme).read().split("<!-- table -->")[0] if os.path.exists(readme) else ""
