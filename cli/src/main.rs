@@ -7,13 +7,15 @@
 //! * `track` runs one tracker over one sequence (OTB folder, image folder or generated), with
 //!   accuracy, FPS, OTB result files and annotated GIF/PNG output;
 //! * `eval` runs several trackers over several sequences: tables and OTB precision/success plots;
-//! * `bench` measures filter throughput (`bench filter`), for BENCHMARKS.md.
+//! * `bench` measures filter throughput (`bench filter`), for BENCHMARKS.md;
+//! * `convert` turns an ONNX model into a `.mvnn` file for the CPU inference engine.
 //!
 //! This file holds the command-line definitions and the dispatch; each command lives in its own
 //! module, and the image operations they share live in `ops`. Every failure is reported as one
 //! `error: …` line on stderr with exit status 1 (2 for command-line syntax, from clap).
 
 mod bench;
+mod convert;
 mod demo;
 mod eval;
 mod filter;
@@ -66,6 +68,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Measure throughput: `bench filter` times the core's filters at several image sizes.
     Bench(bench::BenchArgs),
+    /// Convert an ONNX model to a .mvnn file; prints nodes, tensors, weight and arena bytes.
+    Convert(convert::ConvertArgs),
 }
 
 const FILTER_LONG_ABOUT: &str = "\
@@ -236,6 +240,7 @@ fn main() -> ExitCode {
         Command::Track(args) => track::run(args, &mut stdout),
         Command::Eval(args) => eval::run(args, &mut stdout),
         Command::Bench(args) => bench::run(args, &mut stdout),
+        Command::Convert(args) => convert::run(args, &mut stdout),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
