@@ -834,7 +834,7 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`]: no nodes, inputs or outputs; an unknown op code; an input
-    ///   count outside the operator's range; an operator argument out of range (axis, mode,
+    ///   count outside the operator's range; an operator argument out of range (axis, mode, MatMul rank,
     ///   activation kind or its parameters, flags other than 0/1, Reflect padding not smaller
     ///   than the input); a tensor that is a graph input twice, or both a graph input and a node
     ///   output, or the output of two nodes;

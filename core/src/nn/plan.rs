@@ -110,7 +110,7 @@ impl Plan<'_> {
     }
 
     /// Length of the scratch buffer [`forward`] needs, in `f32` elements: the largest
-    /// convolution workspace ([`workspace_len`]) or fully connected packing buffer
+    /// convolution workspace ([`workspace_len`]) or fully connected / MatMul packing buffer
     /// ([`fully_connected_pack_len`]) of the graph.
     pub const fn scratch_len(&self) -> usize {
         self.scratch_len
