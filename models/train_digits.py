@@ -257,6 +257,24 @@ def main():
         pngs.append({"file": name, "index": i, "label": label, "top1": top,
                      "top1_prob": round(float(pq[0, top]), 6)})
         print(f"  {name:24s} top-1 {top} (p {pq[0, top]:.4f})")
+    # The whole held-out set as one sheet (row-major, 20 digits per row) + labels, so the
+    # held-out accuracy can be reproduced through `mvision classify` without Python.
+    per_row = 20
+    rows = -(-len(ite) // per_row)
+    sheet = np.zeros((rows * 8, per_row * 8), np.uint8)
+    sheet_ok = 0
+    for k, j in enumerate(ite):
+        pix = np.round(raw[j] * 255.0 / 16.0).astype(np.uint8)
+        r, c = divmod(k, per_row)
+        sheet[r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] = pix
+        (pq,) = sess.run(None, {"input": (pix.astype(np.float32) / 255.0)[None, None]})
+        sheet_ok += int(pq.argmax()) == int(y[j])
+    write_png_gray(os.path.join(args.out, "digits_heldout.png"), sheet)
+    with open(os.path.join(args.out, "digits_heldout_labels.txt"), "w") as f:
+        f.write("".join(f"{int(y[j])}\n" for j in ite))
+    acc_q = sheet_ok / len(ite)
+    print(f"held-out accuracy on the quantised sheet (ONNX Runtime): {acc_q * 100:.2f} %")
+
     info = {"dataset": "sklearn.datasets.load_digits, x/16",
             "split": "train_test_split(test_size=0.2, random_state=0, stratify=y)",
             "n_train": len(itr), "n_test": len(ite),
@@ -264,7 +282,10 @@ def main():
             "onnx_vs_numpy_max_prob_diff": max_diff,
             "png_input": "pixel p = round(x*255/16); model input p/255 "
                          "(mvision classify defaults --scale 1/255 --offset 0)",
-            "pngs": pngs}
+            "pngs": pngs,
+            "heldout_sheet": {"file": "digits_heldout.png", "labels": "digits_heldout_labels.txt",
+                              "digits_per_row": per_row, "count": len(ite),
+                              "accuracy_onnxruntime_quantised": acc_q}}
     with open(os.path.join(args.out, "digits_expected.json"), "w") as f:
         json.dump(info, f, indent=1)
         f.write("\n")
