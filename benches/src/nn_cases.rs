@@ -201,6 +201,26 @@ pub fn conv_shapes() -> Vec<ConvShape> {
             shape: s,
         });
     }
+    // AlexNet's (torchvision) conv layers at 224×224, batch 1; conv1 is FastPoorNet's first.
+    for (i, (hw, cin, cout, k, pad)) in [
+        (27, 64, 192, 5, 2),
+        (13, 192, 384, 3, 1),
+        (13, 384, 256, 3, 1),
+        (13, 256, 256, 3, 1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut s = Conv2dShape::new(1, cin, hw, hw, cout, k, k);
+        s.pad_top = pad;
+        s.pad_left = pad;
+        s.pad_bottom = pad;
+        s.pad_right = pad;
+        v.push(ConvShape {
+            id: format!("alexnet{} {cin}x{hw}^2->{cout} {k}x{k}", i + 2),
+            shape: s,
+        });
+    }
     v
 }
 
