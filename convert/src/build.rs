@@ -489,7 +489,7 @@ impl Builder {
                 let total = product(&d);
                 if let Some(i) = infer {
                     let rest = product(&dims);
-                    if rest == 0 || total % rest != 0 {
+                    if rest == 0 || !total.is_multiple_of(rest) {
                         return Err(c.invalid(format!("cannot reshape {d:?} to {shape:?}")));
                     }
                     dims[i] = total / rest;
