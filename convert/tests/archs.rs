@@ -1,4 +1,5 @@
-//! Whole networks: every `DIR/<name>/{model.onnx, input.npy, expected.npy}` under the directory
+//! Whole networks: every `DIR/<name>/{model.onnx, input.npy, expected.npy}` (or `expected0.npy`,
+//! `expected1.npy`… for several outputs) under the directory
 //! named by `MVISION_MODELS_DIR` (written by `models/make_archs.py` or `models/mtcnn_to_onnx.py`:
 //! AlexNet, SqueezeNet 1.1, ResNet-18, MobileNetV2, MTCNN, with ONNX Runtime's outputs) is
 //! converted, round-tripped through `.mvnn`, run, and compared within
@@ -42,24 +43,44 @@ fn run(dir: &Path) -> Result<String, String> {
     let file = ModelFile::from_bytes(&c.to_mvnn().map_err(|e| e.to_string())?);
     let model = file.model().map_err(|e| e.to_string())?;
     let g = model.graph();
-    if g.inputs.len() != 1 || g.outputs.len() != 1 {
-        return Err("expects one input and one output".into());
+    if g.inputs.len() != 1 {
+        return Err("expects one input".into());
     }
     let x = read_npy(&dir.join("input.npy"))?;
-    let e = read_npy(&dir.join("expected.npy"))?;
+    let expected: Vec<Vec<f32>> = if dir.join("expected.npy").exists() {
+        vec![read_npy(&dir.join("expected.npy"))?]
+    } else {
+        (0..)
+            .map(|k| dir.join(format!("expected{k}.npy")))
+            .take_while(|p| p.exists())
+            .map(|p| read_npy(&p))
+            .collect::<Result<_, _>>()?
+    };
+    if expected.len() != g.outputs.len() {
+        return Err(format!(
+            "{} expected outputs for {}",
+            expected.len(),
+            g.outputs.len()
+        ));
+    }
     let mut slots = vec![PlanSlot::EMPTY; plan_len(g)];
     let plan = make_plan(g, 64 << 20, &mut slots).map_err(|e| e.to_string())?;
     let mut arena = vec![0.0; plan.arena_len()];
     let mut scratch = vec![0.0; plan.scratch_len()];
-    let mut y = vec![f32::NAN; e.len()];
-    forward(g, &plan, &[&x], &mut [&mut y], &mut arena, &mut scratch).map_err(|e| e.to_string())?;
+    let mut ys: Vec<Vec<f32>> = expected.iter().map(|e| vec![f32::NAN; e.len()]).collect();
+    {
+        let mut refs: Vec<&mut [f32]> = ys.iter_mut().map(Vec::as_mut_slice).collect();
+        forward(g, &plan, &[&x], &mut refs, &mut arena, &mut scratch).map_err(|e| e.to_string())?;
+    }
     let mut worst = 0.0f32;
-    for (i, (&a, &b)) in y.iter().zip(&e).enumerate() {
-        let err = (a - b).abs() / b.abs().max(1.0);
-        if err.is_nan() || err > 1e-4 {
-            return Err(format!("[{i}] = {a}, expected {b}"));
+    for (k, (y, e)) in ys.iter().zip(&expected).enumerate() {
+        for (i, (&a, &b)) in y.iter().zip(e).enumerate() {
+            let err = (a - b).abs() / b.abs().max(1.0);
+            if err.is_nan() || err > 1e-4 {
+                return Err(format!("output {k} [{i}] = {a}, expected {b}"));
+            }
+            worst = worst.max(err);
         }
-        worst = worst.max(err);
     }
     Ok(format!(
         "{} nodes ({} activations fused, {} batch norms folded), arena {} bytes, worst error {worst:.2e}",
@@ -79,7 +100,7 @@ fn generated_networks_match_onnx_runtime() {
     let mut dirs: Vec<_> = fs::read_dir(&root)
         .expect("MVISION_MODELS_DIR")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("model.onnx").exists() && p.join("expected.npy").exists())
+        .filter(|p| p.join("model.onnx").exists() && p.join("input.npy").exists())
         .collect();
     dirs.sort();
     assert!(!dirs.is_empty(), "no models under {root}");
