@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Copies the ONNX backend node tests that mvision-convert supports into cases/<name>/.
 
-Usage: python3 extract.py   (needs `pip install onnx==1.22.0 numpy`: onnx 1.22.0 is the last
-wheel that ships onnx/backend/test/data/node/*/{model.onnx,test_data_set_0/*.pb}).
+Usage: python3 extract.py   (needs `pip install onnx==1.22.0 numpy onnxruntime==1.22.1`: onnx
+1.22.0 is the last wheel that ships onnx/backend/test/data/node/*/{model.onnx,test_data_set_0/*.pb};
+ONNX Runtime computes the custom cases' expected outputs).
 
 The node tests pass weights as graph inputs, but the engine needs them constant (Conv W/B, Gemm
 B/C, PRelu slope, BatchNormalization parameters, Clip min/max, Pad pads/value/axes, Reshape
@@ -18,7 +19,10 @@ test_edge_pad and test_reflect_pad use int32 data (small integers); they are cas
 It also writes a few custom_* cases that the node tests lack (a depthwise and a grouped, dilated
 convolution; Conv + BatchNormalization + Relu, which the converter folds and fuses; an
 MTCNN-like Conv + PRelu + MaxPool(ceil) + Gemm + Softmax chain; a residual Add), built with
-onnx.helper from seeded random weights, with expected outputs from onnx.reference.
+onnx.helper from seeded random weights, with expected outputs from ONNX Runtime (onnx.reference
+gets opset-11 Softmax and opset-13 BatchNormalization wrong); older-opset forms (Softmax over the
+2-D coercion, Clip / Pad / ReduceMean attributes); constant operands (Gemm with a constant
+transposed A, MatMul by a constant matrix, Sub / Mul with constants).
 
 Prints the included and skipped cases and writes the table of README.md.
 """
@@ -29,7 +33,7 @@ import sys
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, TensorProto
-from onnx.reference import ReferenceEvaluator
+import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
@@ -117,9 +121,7 @@ def custom_cases():
          helper.make_node("Relu", ["n"], ["y"])],
         [init("w", f32(6, 2, 3, 3)), init("g", f32(6)), init("be", f32(6)), init("m", f32(6)),
          init("v", (rng.random(6) + 0.5).astype(np.float32))],
-        # Opset 15: onnx.reference's BatchNormalization-9 (opset 13) disagrees with the
-        # operator's definition; its opset-15 kernel does not.
-        [("x", f32(1, 4, 9, 8))], ["y"], opset=15)
+        [("x", f32(1, 4, 9, 8))], ["y"])
     add("custom_mtcnn_like_chain",
         [helper.make_node("Conv", ["x", "w", "b"], ["c"]),
          helper.make_node("PRelu", ["c", "s"], ["p"]),
@@ -140,6 +142,33 @@ def custom_cases():
         [init("w1", f32(3, 3, 3, 3)), init("w2", f32(3, 3, 3, 3)),
          init("lo", np.array(0, np.float32)), init("hi", np.array(6, np.float32))],
         [("x", f32(1, 3, 6, 5))], ["y", "r"])
+    # Older opsets' semantics (attributes instead of inputs, Softmax over the 2-D coercion).
+    add("custom_opset11_softmax_coerced",
+        [helper.make_node("Softmax", ["x"], ["y"], axis=1)], [], [("x", f32(2, 3, 4))], ["y"], opset=11)
+    add("custom_opset10_clip_attributes",
+        [helper.make_node("Clip", ["x"], ["y"], min=-0.5, max=0.7)], [], [("x", f32(2, 5))], ["y"], opset=10)
+    add("custom_opset10_pad_attribute",
+        [helper.make_node("Pad", ["x"], ["y"], mode="reflect", pads=[0, 0, 2, 1, 0, 0, 1, 2])],
+        [], [("x", f32(1, 2, 4, 5))], ["y"], opset=10)
+    add("custom_opset13_reduce_mean_axes_attribute",
+        [helper.make_node("ReduceMean", ["x"], ["y"], axes=[1, -1], keepdims=0)],
+        [], [("x", f32(2, 3, 4, 5))], ["y"], opset=13)
+    # Constant operands: Gemm with a constant transposed A and a dynamic B (MatMul with a
+    # Constant node, alpha folded), a [M, 1] bias; MatMul of a 3-D input by a constant matrix
+    # (fully connected over the rows); Sub / Mul with constants (per channel, scalar, general).
+    add("custom_gemm_constant_a_dynamic_b",
+        [helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1, alpha=0.5, beta=2.0)],
+        [init("a", f32(4, 3)), init("c", f32(3, 1))], [("b", f32(4, 5))], ["y"])
+    add("custom_matmul_3d_constant_b",
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], [init("w", f32(4, 5))],
+        [("x", f32(2, 3, 4))], ["y"])
+    add("custom_sub_mul_constants",
+        [helper.make_node("Sub", ["x", "m"], ["a"]),
+         helper.make_node("Mul", ["k", "a"], ["b"]),
+         helper.make_node("Mul", ["b", "r"], ["c"]),
+         helper.make_node("Add", ["c", "c"], ["y"])],
+        [init("m", f32(3, 1, 1)), init("k", np.array(1.5, np.float32)), init("r", f32(1, 5))],
+        [("x", f32(2, 3, 4, 5))], ["y"])
     return cases
 
 
@@ -149,14 +178,15 @@ def write_custom():
         dst = os.path.join(OUT, name)
         os.makedirs(dst)
         onnx.save(model, os.path.join(dst, "model.onnx"))
-        ys = ReferenceEvaluator(model).run(None, {i.name: x for i, x in zip(model.graph.input, xs)})
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        ys = sess.run(None, {i.name: x for i, x in zip(model.graph.input, xs)})
         for k, x in enumerate(xs):
             with open(os.path.join(dst, f"input_{k}.pb"), "wb") as f:
                 f.write(numpy_helper.from_array(x, model.graph.input[k].name).SerializeToString())
         for k, y in enumerate(ys):
             with open(os.path.join(dst, f"output_{k}.pb"), "wb") as f:
                 f.write(numpy_helper.from_array(np.asarray(y, np.float32), model.graph.output[k].name).SerializeToString())
-        out.append((name, "custom: onnx.reference outputs"))
+        out.append((name, "custom: ONNX Runtime outputs"))
     return out
 
 
