@@ -26,7 +26,8 @@
 //!
 //! # Operators
 //! Conv (all `auto_pad` modes, pads, strides, dilations, groups, bias), Relu, Clip (opset 6
-//! attributes and opset ≥ 11 constant inputs), LeakyRelu, PRelu (one slope or one per channel),
+//! attributes and opset ≥ 11 constant inputs), LeakyRelu, PRelu (one slope or one per channel
+//! natively; any other broadcast slope as `relu(x) + slope·(x − relu(x))`, bit-exact),
 //! Sigmoid, MaxPool / AveragePool (2-D, `ceil_mode`, `count_include_pad`, `auto_pad`; no
 //! dilation), GlobalAveragePool, Gemm (constant B: fully connected with the bias folded; dynamic
 //! B: MatMul), MatMul (constant 2-D B: fully connected; otherwise the MatMul operator, ranks ≤ 4),
@@ -37,6 +38,11 @@
 //! edge, reflect on H and W), ReduceMean (any `keepdims`), Dropout and Identity (aliases),
 //! Constant. Anything else is rejected with [`ConvertError::UnsupportedOps`], which lists every
 //! unsupported operator type of the model by name.
+//!
+//! # Tests
+//! `tests/onnx_node.rs` runs the ONNX backend node tests the converter supports plus custom
+//! cases (`tests/onnx-node/README.md`); `tests/archs.rs` runs whole networks written by
+//! `models/make_archs.py` / `models/mtcnn_to_onnx.py` when `MVISION_MODELS_DIR` names them.
 
 mod build;
 mod error;
