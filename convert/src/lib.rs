@@ -41,8 +41,9 @@
 //!
 //! # Tests
 //! `tests/onnx_node.rs` runs the ONNX backend node tests the converter supports plus custom
-//! cases (`tests/onnx-node/README.md`); `tests/archs.rs` runs whole networks written by
-//! `models/make_archs.py` / `models/mtcnn_to_onnx.py` when `MVISION_MODELS_DIR` names them.
+//! cases (`tests/onnx-node/README.md`); whole networks (AlexNet, SqueezeNet 1.1, ResNet-18,
+//! MobileNetV2, MTCNN) are converted and run through `mvision convert` / `mvision infer` against
+//! ONNX Runtime by `scripts/nn-check.sh`.
 
 mod build;
 mod error;
