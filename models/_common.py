@@ -96,7 +96,8 @@ def used_ops(model):
 SUPPORTED_OPS = {
     "Conv", "Relu", "Clip", "LeakyRelu", "PRelu", "Sigmoid", "MaxPool", "AveragePool",
     "GlobalAveragePool", "Gemm", "MatMul", "Flatten", "Add", "Concat", "Softmax",
-    "BatchNormalization", "Pad", "ReduceMean", "Dropout", "Reshape",
+    "BatchNormalization", "Pad", "ReduceMean", "Dropout", "Reshape", "Sub", "Mul", "Identity",
+    "Constant",
 }
 
 
