@@ -83,9 +83,26 @@ fn main() {
             for method in conv_methods(&cs.shape).expect("valid shape") {
                 let mut case = ConvCase::new(method, cs.shape).expect("case");
                 let s = time(|| case.run().expect("runs"), samples, min);
+                let g = &cs.shape;
                 println!(
-                    "{{\"kind\":\"conv\",\"shape\":\"{}\",\"method\":\"{method:?}\",\"seconds\":{s:e},\"workspace_bytes\":{},\"gflops\":{:.3}}}",
+                    "{{\"kind\":\"conv\",\"shape\":\"{}\",\"geometry\":{{\"n\":{},\"c\":{},\"h\":{},\"w\":{},\"out_c\":{},\"kh\":{},\"kw\":{},\"stride\":[{},{}],\"pads\":[{},{},{},{}],\"dilation\":[{},{}],\"groups\":{}}},\"method\":\"{method:?}\",\"seconds\":{s:e},\"workspace_bytes\":{},\"gflops\":{:.3}}}",
                     cs.id,
+                    g.n,
+                    g.c_in,
+                    g.h,
+                    g.w,
+                    g.c_out,
+                    g.kh,
+                    g.kw,
+                    g.stride_h,
+                    g.stride_w,
+                    g.pad_top,
+                    g.pad_left,
+                    g.pad_bottom,
+                    g.pad_right,
+                    g.dilation_h,
+                    g.dilation_w,
+                    g.groups,
                     case.workspace_bytes(),
                     case.flop() as f64 / s / 1e9
                 );

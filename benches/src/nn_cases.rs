@@ -188,7 +188,7 @@ pub struct ConvShape {
 
 /// The seed-004 shapes, then FastPoorNet's seven conv layers reconstructed from their GEMM
 /// shapes (M = Oh·Ow, N = c_out, K = c_in·kh·kw): 224² × 3 → 64, 11×11 stride 4 (54²), then
-/// 25² (64 → 192) and 12² layers of 3×3 with padding 1.
+/// 25² (64 → 192) and 12² layers of 3×3 with padding 1; then AlexNet's conv2..conv5.
 pub fn conv_shapes() -> Vec<ConvShape> {
     let mut v: Vec<ConvShape> = SEED004
         .iter()
@@ -225,6 +225,10 @@ pub fn conv_shapes() -> Vec<ConvShape> {
             shape: s,
         });
     }
+    // AlexNet's conv2..conv5 (torchvision, 224×224, batch 1); conv1 (3 → 64, 11×11 stride 4,
+    // padding 2: 55²) differs from FastPoorNet's first only by its padding and is left out here
+    // (`mvision bench conv` runs all five).
+    v.extend(alexnet_conv_shapes().into_iter().skip(1));
     v
 }
 
@@ -252,7 +256,11 @@ pub fn alexnet_conv_shapes() -> Vec<ConvShape> {
     .into_iter()
     .enumerate()
     .map(|(i, (c_in, hw, c_out, k, stride, pad))| ConvShape {
-        id: format!("alexnet{} {c_in}x{hw}^2->{c_out} {k}x{k}/{stride}", i + 1),
+        id: if stride == 1 {
+            format!("alexnet{} {c_in}x{hw}^2->{c_out} {k}x{k}", i + 1)
+        } else {
+            format!("alexnet{} {c_in}x{hw}^2->{c_out} {k}x{k}/{stride}", i + 1)
+        },
         shape: layer(c_in, hw, c_out, k, stride, pad),
     })
     .collect()

@@ -59,7 +59,7 @@ impl FromStr for KernelSpec {
                 row.len()
             ));
         }
-        if size % 2 == 0 || size > MAX_KERNEL_SIZE {
+        if size.is_multiple_of(2) || size > MAX_KERNEL_SIZE {
             return Err(format!(
                 "the kernel is {size}x{size}; it must be odd-sized and at most \
                  {MAX_KERNEL_SIZE}x{MAX_KERNEL_SIZE} so it has a centre pixel"
@@ -101,7 +101,7 @@ fn check_applicable(args: &FilterArgs) -> Result<()> {
 /// `--ksize` must be odd and 1..=15; checked here so the message can say so instead of the
 /// core's generic "invalid filter kernel".
 fn check_ksize(ksize: usize) -> Result<()> {
-    if ksize == 0 || ksize % 2 == 0 || ksize > MAX_KERNEL_SIZE {
+    if ksize == 0 || ksize.is_multiple_of(2) || ksize > MAX_KERNEL_SIZE {
         bail!("--ksize must be odd and between 1 and {MAX_KERNEL_SIZE} (got {ksize})");
     }
     Ok(())

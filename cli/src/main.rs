@@ -9,7 +9,8 @@
 //! * `eval` runs several trackers over several sequences: tables and OTB precision/success plots;
 //! * `infer` runs a `.mvnn` network on `.npy` tensors; `classify` runs a classifier on an image;
 //! * `bench` measures filter throughput (`bench filter`) and the CNN core (`bench gemm`,
-//!   `bench conv`, `bench net`), for BENCHMARKS.md.
+//!   `bench conv`, `bench net`), for BENCHMARKS.md;
+//! * `convert` turns an ONNX model into a `.mvnn` file for the CPU inference engine.
 //!
 //! This file holds the command-line definitions and the dispatch; each command lives in its own
 //! module, and the image operations they share live in `ops`. Every failure is reported as one
@@ -17,6 +18,7 @@
 
 mod bench;
 mod classify;
+mod convert;
 mod demo;
 mod eval;
 mod filter;
@@ -78,6 +80,8 @@ enum Command {
     /// Measure throughput: `bench filter` (the core's filters), `bench gemm`, `bench conv`,
     /// `bench net` (the CNN core).
     Bench(bench::BenchArgs),
+    /// Convert an ONNX model to a .mvnn file; prints nodes, tensors, weight and arena bytes.
+    Convert(convert::ConvertArgs),
 }
 
 const FILTER_LONG_ABOUT: &str = "\
@@ -273,6 +277,7 @@ fn main() -> ExitCode {
         Command::Infer(args) => infer::run(args, &mut stdout),
         Command::Classify(args) => classify::run(args, &mut stdout),
         Command::Bench(args) => bench::run(args, &mut stdout),
+        Command::Convert(args) => convert::run(args, &mut stdout),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

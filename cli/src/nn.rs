@@ -1,10 +1,11 @@
-//! Running a `.mvnn` network from the command line: the file read into aligned memory, and a
-//! [`Runner`] that plans the network once and runs it (shared by `infer`, `classify` and
-//! `bench net`).
+//! Running a `.mvnn` network from the command line: the file read into aligned memory
+//! (`mvision_convert::ModelFile`), and a [`Runner`] that plans the network once and runs it
+//! (shared by `infer`, `classify` and `bench net`).
 
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context, Result};
+use mvision_convert::ModelFile;
 use mvision_core::nn::graph::Graph;
 use mvision_core::nn::model::Model;
 use mvision_core::nn::plan::{forward, make_plan, Plan, PlanSlot};
@@ -12,35 +13,14 @@ use mvision_core::nn::plan::{forward, make_plan, Plan, PlanSlot};
 /// The workspace budget of `--workspace-budget` when absent: the C API's default (16 MiB).
 pub const DEFAULT_WORKSPACE_BYTES: usize = mvision::net::MV_NET_DEFAULT_WORKSPACE_BYTES;
 
-/// A model file's bytes in 16-byte aligned memory ([`Model::parse`] needs 4-byte alignment;
-/// 16 keeps its weight sections aligned for vector loads).
-pub struct ModelBytes {
-    words: Vec<u128>,
-    len: usize,
-}
-
-impl ModelBytes {
-    /// The file's bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &bytemuck::cast_slice(&self.words)[..self.len]
-    }
-}
-
-/// Reads the file at `path` into aligned memory. (Private stand-in for the converter crate's
-/// `ModelFile`, which will replace it.)
-pub fn read_model_file(path: &Path) -> Result<ModelBytes> {
-    let raw =
-        std::fs::read(path).with_context(|| format!("cannot read model '{}'", path.display()))?;
-    let mut words = vec![0u128; raw.len().div_ceil(16)];
-    bytemuck::cast_slice_mut::<u128, u8>(&mut words)[..raw.len()].copy_from_slice(&raw);
-    Ok(ModelBytes {
-        words,
-        len: raw.len(),
-    })
+/// Reads the model file at `path` into 16-byte aligned memory ([`Model::parse`] needs 4-byte
+/// alignment; 16 keeps its weight sections aligned for vector loads).
+pub fn read_model_file(path: &Path) -> Result<ModelFile> {
+    ModelFile::read(path).map_err(|e| anyhow!("{e}"))
 }
 
 /// Parses a model read by [`read_model_file`], naming the file in the error.
-pub fn parse_model<'a>(bytes: &'a ModelBytes, path: &Path) -> Result<Model<'a>> {
+pub fn parse_model<'a>(bytes: &'a ModelFile, path: &Path) -> Result<Model<'a>> {
     Model::parse(bytes.bytes())
         .map_err(|e| anyhow!("{e}"))
         .with_context(|| format!("'{}' is not a valid .mvnn model", path.display()))

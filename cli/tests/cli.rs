@@ -431,3 +431,33 @@ fn bad_inputs_fail_cleanly() {
     // A failed run must not leave an output behind.
     assert!(!dir.path("o.png").exists());
 }
+
+#[test]
+fn convert_writes_a_model_that_parses_and_reports_unsupported_input() {
+    let dir = TempDir::new("convert");
+    let onnx = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../convert/tests/onnx-node/cases/custom_mtcnn_like_chain/model.onnx");
+    let out_path = dir.path("m.mvnn");
+    let args = [
+        OsStr::new("convert"),
+        onnx.as_os_str(),
+        OsStr::new("-o"),
+        out_path.as_os_str(),
+    ];
+    let out = mvision(&dir.0, &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("nodes 5") && text.contains("arena "),
+        "{text}"
+    );
+    assert!(text.contains("fused activations 1"), "{text}");
+    let bytes = std::fs::read(&out_path).unwrap();
+    let file = mvision_convert::ModelFile::from_bytes(&bytes);
+    assert_eq!(file.model().unwrap().graph().nodes.len(), 5);
+
+    std::fs::write(dir.path("bad.onnx"), b"not a model").unwrap();
+    let out = mvision(&dir.0, &["convert", "bad.onnx", "-o", "x.mvnn"]);
+    assert_clean_failure(&out, "not a valid ONNX model");
+    assert!(!dir.path("x.mvnn").exists());
+}

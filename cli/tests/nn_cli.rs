@@ -49,10 +49,8 @@ fn save(path: &Path, shape: &[usize], data: Vec<f32>) {
 
 /// The core's outputs for the tiny model on `inputs`, at the CLI's default budget.
 fn core_outputs(inputs: &[&[f32]]) -> Vec<Vec<f32>> {
-    let raw = std::fs::read(tiny_path()).unwrap();
-    let mut words = vec![0u32; raw.len().div_ceil(4)];
-    bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..raw.len()].copy_from_slice(&raw);
-    let model = Model::parse(&bytemuck::cast_slice(&words)[..raw.len()]).unwrap();
+    let file = mvision_convert::ModelFile::read(tiny_path()).unwrap();
+    let model = Model::parse(file.bytes()).unwrap();
     let g = model.graph();
     let mut slots = vec![PlanSlot::EMPTY; g.tensors.len()];
     let plan = make_plan(g, mvision::net::MV_NET_DEFAULT_WORKSPACE_BYTES, &mut slots).unwrap();

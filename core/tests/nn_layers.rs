@@ -20,10 +20,14 @@ use mvision_core::nn::activation::{apply_activation, conv2d_fused, sigmoid, Acti
 use mvision_core::nn::batchnorm::{batch_norm, fold_batch_norm, BatchNormParams};
 use mvision_core::nn::conv::{conv2d, workspace_len, Conv2dShape, ConvMethod};
 use mvision_core::nn::dense::{fully_connected, fully_connected_pack_len};
-use mvision_core::nn::elementwise::{add, add_in_place, Broadcast};
+use mvision_core::nn::elementwise::{
+    add, add_in_place, binary, binary_broadcast, binary_in_place, binary_in_place_broadcast,
+    broadcast_shape, BinaryOp, Broadcast,
+};
 use mvision_core::nn::layout::{
     concat, concat_shape, flatten_shape, pad2d, pad_shape, PadMode, Pads,
 };
+use mvision_core::nn::matmul::{matmul, matmul_pack_len, MatMulShape};
 use mvision_core::nn::pool::{avg_pool2d, global_avg_pool, max_pool2d, Pool2dShape};
 use mvision_core::nn::reduce::{reduce_mean, reduce_shape, softmax};
 use mvision_core::nn::tensor::Shape4;
@@ -817,6 +821,232 @@ fn add_with_broadcasting() {
         Err(Error::BufferTooSmall)
     );
     assert_eq!(a2, a);
+}
+
+fn apply64(op: BinaryOp, a: f32, b: f32) -> f32 {
+    let (a, b) = (a as f64, b as f64);
+    (match op {
+        BinaryOp::Add => a + b,
+        BinaryOp::Sub => a - b,
+        BinaryOp::Mul => a * b,
+    }) as f32 // one rounding
+}
+
+#[test]
+fn sub_and_mul_fast_paths() {
+    let mut rng = Rng::new(0x6c61_7965_7273_0018);
+    for _ in 0..10 {
+        let s = random_shape(&mut rng);
+        let len = s.elements().unwrap();
+        let a = random(&mut rng, len);
+        for op in [BinaryOp::Sub, BinaryOp::Mul] {
+            for bc in [Broadcast::Same, Broadcast::PerChannel, Broadcast::Scalar] {
+                let b = random(&mut rng, len);
+                let mut out = nan_buf(len);
+                binary(op, &s, &a, &b, bc, &mut out).unwrap();
+                let mut inplace = a.clone();
+                binary_in_place(op, &s, &mut inplace, &b, bc).unwrap();
+                for idx in indices(&s) {
+                    let i = at(&s, idx);
+                    let bv = match bc {
+                        Broadcast::Same => b[i],
+                        Broadcast::PerChannel => b[idx[1]],
+                        Broadcast::Scalar => b[0],
+                    };
+                    let want = apply64(op, a[i], bv);
+                    assert_eq!(out[i].to_bits(), want.to_bits(), "{op:?} {bc:?} at {idx:?}");
+                    assert_eq!(inplace[i].to_bits(), want.to_bits(), "in place {op:?}");
+                }
+                assert_tail_nan(&out, len, "binary");
+            }
+        }
+    }
+}
+
+#[test]
+fn numpy_broadcasting_of_both_operands() {
+    let mut rng = Rng::new(0x6c61_7965_7273_0019);
+    for _ in 0..60 {
+        let o = [
+            1 + rng.below(3),
+            1 + rng.below(4),
+            1 + rng.below(5),
+            1 + rng.below(6),
+        ];
+        let sub = |rng: &mut Rng| {
+            let d: Vec<usize> = o
+                .iter()
+                .map(|&v| if rng.chance(1, 2) { v } else { 1 })
+                .collect();
+            Shape4::new(d[0], d[1], d[2], d[3]).unwrap()
+        };
+        let (sa, sb) = (sub(&mut rng), sub(&mut rng));
+        let so = broadcast_shape(&sa, &sb).unwrap();
+        let (a, b) = (
+            random(&mut rng, sa.elements().unwrap()),
+            random(&mut rng, sb.elements().unwrap()),
+        );
+        let len = so.elements().unwrap();
+        for op in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul] {
+            let mut out = nan_buf(len);
+            binary_broadcast(op, &sa, &a, &sb, &b, &mut out).unwrap();
+            let pick = |s: &Shape4, i: [usize; 4]| {
+                let d = [s.n, s.c, s.h, s.w];
+                let j: Vec<usize> = (0..4).map(|k| if d[k] == 1 { 0 } else { i[k] }).collect();
+                s.index(j[0], j[1], j[2], j[3])
+            };
+            for idx in indices(&so) {
+                let want = apply64(op, a[pick(&sa, idx)], b[pick(&sb, idx)]);
+                assert_eq!(
+                    out[at(&so, idx)].to_bits(),
+                    want.to_bits(),
+                    "{op:?} {sa:?} {sb:?}"
+                );
+            }
+            assert_tail_nan(&out, len, "binary_broadcast");
+            if sa == so {
+                let mut inplace = a.clone();
+                binary_in_place_broadcast(op, &so, &mut inplace, &sb, &b).unwrap();
+                assert_eq!(bits(&inplace), bits(&out[..len]), "in place {op:?}");
+            }
+        }
+    }
+    let s = |n, c, h, w| Shape4::new(n, c, h, w).unwrap();
+    assert_eq!(
+        broadcast_shape(&s(1, 3, 2, 2), &s(1, 2, 2, 2)),
+        Err(Error::SizeMismatch)
+    );
+    let mut out = nan_buf(12);
+    assert_eq!(
+        binary_broadcast(
+            BinaryOp::Add,
+            &s(1, 3, 2, 2),
+            &[0.0; 11],
+            &s(1, 1, 1, 2),
+            &[0.0; 2],
+            &mut out
+        ),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        binary_broadcast(
+            BinaryOp::Add,
+            &s(1, 3, 2, 2),
+            &[0.0; 12],
+            &s(1, 1, 1, 2),
+            &[0.0; 2],
+            &mut out[..11]
+        ),
+        Err(Error::BufferTooSmall)
+    );
+    assert!(out.iter().all(|v| v.is_nan()));
+    let mut a = vec![1.0f32; 2];
+    assert_eq!(
+        binary_in_place_broadcast(
+            BinaryOp::Mul,
+            &s(1, 1, 1, 2),
+            &mut a,
+            &s(1, 3, 1, 2),
+            &[0.0; 6]
+        ),
+        Err(Error::SizeMismatch),
+        "in place needs the first operand to have the output's shape"
+    );
+    assert_eq!(a, [1.0, 1.0]);
+}
+
+#[test]
+fn matmul_with_batch_broadcasting() {
+    let mut rng = Rng::new(0x6c61_7965_7273_0020);
+    for t in 0..40 {
+        let ob = [1 + rng.below(3), 1 + rng.below(3)];
+        let bd = |rng: &mut Rng| [0, 1].map(|i| if rng.chance(1, 2) { ob[i] } else { 1 });
+        let shape = MatMulShape {
+            a_batch: bd(&mut rng),
+            b_batch: bd(&mut rng),
+            m: 1 + rng.below(9),
+            k: if t == 0 { 1 } else { 1 + rng.below(40) },
+            n: 1 + rng.below(11),
+        };
+        let d = shape.dims().unwrap();
+        let (m, k, n) = (shape.m, shape.k, shape.n);
+        let a = random(&mut rng, d.a_len);
+        let b = random(&mut rng, d.b_len);
+        let mut out = nan_buf(d.out_len);
+        let mut pack = vec![f32::NAN; matmul_pack_len(&shape)];
+        matmul(&shape, &a, &b, &mut out, &mut pack).unwrap();
+        let pick = |dims: [usize; 2], i0: usize, i1: usize| {
+            let j0 = if dims[0] == 1 { 0 } else { i0 };
+            let j1 = if dims[1] == 1 { 0 } else { i1 };
+            j0 * dims[1] + j1
+        };
+        for i0 in 0..d.out_batch[0] {
+            for i1 in 0..d.out_batch[1] {
+                let (pa, pb) = (pick(shape.a_batch, i0, i1), pick(shape.b_batch, i0, i1));
+                let po = i0 * d.out_batch[1] + i1;
+                for r in 0..m {
+                    for c in 0..n {
+                        let (mut sum, mut abs) = (0.0f64, 0.0f64);
+                        for j in 0..k {
+                            let p =
+                                a[pa * m * k + r * k + j] as f64 * b[pb * k * n + j * n + c] as f64;
+                            sum += p;
+                            abs += p.abs();
+                        }
+                        let got = out[po * m * n + r * n + c] as f64;
+                        let tol = (k as f64 + 2.0) * EPS * abs + 1e-30;
+                        assert!(
+                            (got - sum).abs() <= tol,
+                            "{shape:?} [{i0},{i1},{r},{c}]: {got} vs {sum}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_tail_nan(&out, d.out_len, "matmul");
+    }
+    let bad = MatMulShape {
+        a_batch: [2, 1],
+        b_batch: [3, 1],
+        m: 2,
+        k: 2,
+        n: 2,
+    };
+    assert_eq!(bad.dims(), Err(Error::SizeMismatch));
+    let zero = MatMulShape {
+        a_batch: [1, 1],
+        b_batch: [1, 1],
+        m: 2,
+        k: 0,
+        n: 2,
+    };
+    assert_eq!(zero.dims(), Err(Error::ZeroSize));
+    let s = MatMulShape {
+        a_batch: [1, 2],
+        b_batch: [1, 1],
+        m: 2,
+        k: 3,
+        n: 2,
+    };
+    let mut pack = vec![0.0; matmul_pack_len(&s)];
+    let mut out = nan_buf(8);
+    assert_eq!(
+        matmul(&s, &[0.0; 11], &[0.0; 6], &mut out, &mut pack),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        matmul(&s, &[0.0; 12], &[0.0; 5], &mut out, &mut pack),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        matmul(&s, &[0.0; 12], &[0.0; 6], &mut out[..7], &mut pack),
+        Err(Error::BufferTooSmall)
+    );
+    assert_eq!(
+        matmul(&s, &[0.0; 12], &[0.0; 6], &mut out, &mut []),
+        Err(Error::BufferTooSmall)
+    );
+    assert!(out.iter().all(|v| v.is_nan()));
 }
 
 #[test]

@@ -20,9 +20,10 @@ use mvision_core::nn::activation::{apply_activation, conv2d_fused, Activation};
 use mvision_core::nn::batchnorm::{batch_norm, BatchNormParams};
 use mvision_core::nn::conv::{Conv2dShape, ConvMethod};
 use mvision_core::nn::dense::{fully_connected, fully_connected_pack_len};
-use mvision_core::nn::elementwise::{add, Broadcast};
+use mvision_core::nn::elementwise::{add, binary, binary_broadcast, BinaryOp, Broadcast};
 use mvision_core::nn::graph::{self, op, Graph, Node, TensorDesc, WeightRange};
 use mvision_core::nn::layout::{concat, pad2d, PadMode, Pads};
+use mvision_core::nn::matmul::{matmul, matmul_pack_len, MatMulShape};
 use mvision_core::nn::plan::{arena_len, forward, make_plan, plan_len, PlanSlot};
 use mvision_core::nn::pool::{avg_pool2d, global_avg_pool, max_pool2d, Pool2dShape};
 use mvision_core::nn::reduce::{reduce_mean, softmax};
@@ -285,7 +286,7 @@ fn reference(net: &Net, inputs: &[Vec<f32>], methods: &[ConvMethod]) -> Vec<Vec<
                 let axes = [0, 1, 2, 3].map(|k| p[0] & (1 << k) != 0);
                 reduce_mean(&xs, axes, &x, &mut y).unwrap();
             }
-            op::ADD => {
+            op::ADD if u(0) < 3 => {
                 let bc = [Broadcast::Same, Broadcast::PerChannel, Broadcast::Scalar][u(0)];
                 add(&xs, &x, &t[node.inputs[1] as usize], bc, &mut y).unwrap();
             }
@@ -296,7 +297,35 @@ fn reference(net: &Net, inputs: &[Vec<f32>], methods: &[ConvMethod]) -> Vec<Vec<
                     .collect();
                 concat(&parts, u(0), &mut y).unwrap();
             }
-            op::FLATTEN => y.copy_from_slice(&x),
+            op::ADD | op::SUB | op::MUL => {
+                let bop = match node.op {
+                    op::ADD => BinaryOp::Add,
+                    op::SUB => BinaryOp::Sub,
+                    _ => BinaryOp::Mul,
+                };
+                let b = &t[node.inputs[1] as usize];
+                if u(0) == 3 {
+                    binary_broadcast(bop, &xs, &x, &net.shape(node.inputs[1]), b, &mut y).unwrap();
+                } else {
+                    let bc = [Broadcast::Same, Broadcast::PerChannel, Broadcast::Scalar][u(0)];
+                    binary(bop, &xs, &x, b, bc, &mut y).unwrap();
+                }
+            }
+            op::MATMUL => {
+                // Ranks 4 here, A's and B's batch dimensions are N and C.
+                let bs = net.shape(node.inputs[1]);
+                let shape = MatMulShape {
+                    a_batch: [xs.n, xs.c],
+                    b_batch: [bs.n, bs.c],
+                    m: xs.h,
+                    k: xs.w,
+                    n: bs.w,
+                };
+                let mut pack = vec![0.0f32; matmul_pack_len(&shape)];
+                matmul(&shape, &x, &t[node.inputs[1] as usize], &mut y, &mut pack).unwrap();
+            }
+            op::FLATTEN | op::RESHAPE => y.copy_from_slice(&x),
+            op::CONSTANT => y.copy_from_slice(w_of(net, node.weights[0]).unwrap()),
             op::PAD => {
                 let pads = Pads {
                     top: u(4),
@@ -412,6 +441,91 @@ fn chain_matches_layers_batch_1_and_3() {
             println!("chain batch {batch} budget {budget}: arena {arena} f32, naive sum {sum}");
         }
     }
+}
+
+/// Two inputs: `x` reshaped, MatMul with batch broadcasting (rank 4), a numpy-broadcast Sub
+/// and Mul (the Mul in place), a reshape of the result as the output; plus a rank-2 MatMul.
+#[test]
+fn matmul_reshape_and_broadcast_ops() {
+    let mut net = Net::default();
+    let x = net.input(2, 3, 4, 5); // 120 elements
+    let bm = net.input(1, 3, 5, 6); // B, batch broadcast over N
+    let a = net.unary(x, Shape4::new(2, 3, 4, 5).unwrap(), |x, y| {
+        Node::reshape(x, y)
+    });
+    let r = net.t(6, 20, 1, 1);
+    net.nodes.push(Node::reshape(x, r));
+    let mm = net.t(2, 3, 4, 6);
+    net.nodes.push(Node::matmul(a, bm, mm, 4, 4));
+    let row = net.input(1, 1, 1, 6);
+    let d = net.t(2, 3, 4, 6);
+    net.nodes
+        .push(Node::binary_broadcast(BinaryOp::Sub, mm, row, d));
+    let col = net.input(2, 1, 4, 1);
+    let e = net.t(2, 3, 4, 6);
+    net.nodes
+        .push(Node::binary_broadcast(BinaryOp::Mul, d, col, e));
+    // A smaller first operand: the output is larger than it, never in place.
+    let f = net.t(2, 3, 4, 6);
+    net.nodes
+        .push(Node::binary_broadcast(BinaryOp::Sub, col, e, f));
+    let g2 = net.t(2, 3, 4, 6);
+    net.nodes
+        .push(Node::binary(BinaryOp::Mul, f, f, g2, Broadcast::Same));
+    // A constant operand (a weight range as a tensor).
+    let cw = net.w(&mut Rng::new(3), 6, -1.0, 1.0);
+    let k = net.t(1, 1, 1, 6);
+    net.nodes.push(Node::constant(k, cw));
+    let g3 = net.t(2, 3, 4, 6);
+    net.nodes
+        .push(Node::binary_broadcast(BinaryOp::Add, g2, k, g3));
+    let out = net.t(144, 1, 1, 1);
+    net.nodes.push(Node::reshape(g3, out));
+    // Rank 2: (6 × 20)·(20 × 1) via the reshaped input; B as rank 2 is (20, 1, 1, 1).
+    let w = net.input(20, 1, 1, 1);
+    let v = net.t(6, 1, 1, 1);
+    net.nodes.push(Node::matmul(r, w, v, 2, 2));
+    net.outputs.extend([out, v]);
+    // The reference handles MatMul at rank 4 only: check the rank-2 product separately.
+    let g = net.graph();
+    g.validate().unwrap();
+    let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+    let plan = make_plan(&g, 0, &mut slots).unwrap();
+    assert_eq!(plan.offset(a), None, "reshape of a graph input aliases it");
+    assert_eq!(plan.offset(e), plan.offset(d), "Mul runs in place");
+    assert_ne!(plan.offset(f), plan.offset(e));
+    let mut rng = Rng::new(5);
+    let xv = random(&mut rng, 120);
+    let wv = random(&mut rng, 20);
+    let ins: Vec<Vec<f32>> = vec![
+        xv.clone(),
+        random(&mut rng, 90),
+        random(&mut rng, 6),
+        random(&mut rng, 8),
+        wv.clone(),
+    ];
+    let mut o1 = vec![0.0; 144];
+    let mut o2 = vec![0.0; 6];
+    let mut arena = vec![f32::NAN; plan.arena_len()];
+    let mut scratch = vec![f32::NAN; plan.scratch_len()];
+    let refs: Vec<&[f32]> = ins.iter().map(|v| v.as_slice()).collect();
+    let mut outs: [&mut [f32]; 2] = [&mut o1, &mut o2];
+    let before = counting_alloc::heap_calls();
+    forward(&g, &plan, &refs, &mut outs, &mut arena, &mut scratch).unwrap();
+    if !cfg!(feature = "gemm-crate") {
+        // The MatMuls' GEMM is the portable one: no heap (the gemm crate packs on its own).
+        assert_eq!(counting_alloc::heap_calls(), before, "forward allocated");
+    }
+    for r in 0..6 {
+        let want: f64 = (0..20).map(|k| xv[r * 20 + k] as f64 * wv[k] as f64).sum();
+        assert!((o2[r] as f64 - want).abs() < 1e-4, "row {r}");
+    }
+    // Everything else bit for bit against the layer functions, with the rank-2 MatMul dropped.
+    let mut net4 = net.clone();
+    net4.nodes.pop();
+    net4.inputs.pop();
+    net4.outputs.pop();
+    check(&net4, 0, 9);
 }
 
 /// in (1×1×8×8) → conv1×1 (2 ch, 128) → maxpool 2 (32) → conv1×1 (32) → gap (2): the first
@@ -610,6 +724,69 @@ fn validation_errors() {
     };
     let nt = base.tensors.len() as u32;
     assert_eq!(mutate(&|n| n.nodes[2].inputs[0] = nt), Error::OutOfBounds);
+    // Reshape to another element count; MatMul ranks and shapes; broadcast mismatch.
+    assert_eq!(
+        mutate(&|n| {
+            let x = n.nodes[0].output;
+            let y = n.t(1, 1, 1, 1);
+            n.nodes.push(Node::reshape(x, y));
+        }),
+        Error::SizeMismatch
+    );
+    let mm = |ra: u32, rb: u32, a: [usize; 4], b: [usize; 4], y: [usize; 4]| {
+        let mut n = base.clone();
+        let ta = n.input(a[0], a[1], a[2], a[3]);
+        let tb = n.input(b[0], b[1], b[2], b[3]);
+        let ty = n.t(y[0], y[1], y[2], y[3]);
+        n.nodes.push(Node::matmul(ta, tb, ty, ra, rb));
+        n.graph().validate()
+    };
+    assert_eq!(
+        mutate(&|n| {
+            let y = n.t(1, 2, 1, 1);
+            n.nodes.push(Node::constant(y, WeightRange::new(0, 3)));
+        }),
+        Error::SizeMismatch,
+        "a constant needs exactly its element count"
+    );
+    assert_eq!(mm(2, 3, [4, 5, 1, 1], [2, 5, 6, 1], [2, 4, 6, 1]), Ok(()));
+    assert_eq!(mm(3, 2, [2, 4, 5, 1], [5, 6, 1, 1], [2, 4, 6, 1]), Ok(()));
+    assert_eq!(mm(4, 3, [3, 2, 4, 5], [2, 5, 6, 1], [3, 2, 4, 6]), Ok(()));
+    assert_eq!(mm(4, 4, [3, 1, 4, 5], [1, 2, 5, 6], [3, 2, 4, 6]), Ok(()));
+    assert_eq!(
+        mm(5, 2, [4, 5, 1, 1], [5, 6, 1, 1], [4, 6, 1, 1]),
+        Err(Error::InvalidArgument)
+    );
+    assert_eq!(
+        mm(1, 2, [4, 5, 1, 1], [5, 6, 1, 1], [4, 6, 1, 1]),
+        Err(Error::InvalidArgument)
+    );
+    assert_eq!(
+        mm(2, 2, [4, 5, 1, 1], [4, 6, 1, 1], [4, 6, 1, 1]),
+        Err(Error::SizeMismatch)
+    );
+    assert_eq!(
+        mm(2, 2, [4, 5, 2, 1], [5, 6, 1, 1], [4, 6, 1, 1]),
+        Err(Error::SizeMismatch)
+    );
+    assert_eq!(
+        mm(2, 2, [4, 5, 1, 1], [5, 6, 1, 1], [4, 6, 2, 1]),
+        Err(Error::SizeMismatch)
+    );
+    assert_eq!(
+        mm(3, 3, [2, 4, 5, 1], [3, 5, 6, 1], [3, 4, 6, 1]),
+        Err(Error::SizeMismatch)
+    );
+    assert_eq!(
+        mutate(&|n| {
+            let x = n.nodes[0].output;
+            let s = n.shape(x);
+            let b = n.input(1, s.c + 1, 1, 1);
+            let y = n.t(s.n, s.c, s.h, s.w);
+            n.nodes.push(Node::binary_broadcast(BinaryOp::Mul, x, b, y));
+        }),
+        Error::SizeMismatch
+    );
     assert_eq!(mutate(&|n| n.nodes[2].output = 99), Error::OutOfBounds);
     assert_eq!(mutate(&|n| n.outputs[0] = nt + 5), Error::OutOfBounds);
     assert_eq!(mutate(&|n| n.inputs[0] = nt), Error::OutOfBounds);

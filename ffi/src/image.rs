@@ -174,7 +174,7 @@ fn layout(im: &mv_image) -> Result<usize, mv_status> {
     if im.stride < row_bytes {
         return Err(MV_STATUS_STRIDE_TOO_SMALL);
     }
-    if im.stride % align != 0 || (im.data as usize) % align != 0 {
+    if !im.stride.is_multiple_of(align) || !(im.data as usize).is_multiple_of(align) {
         return Err(MV_STATUS_MISALIGNED);
     }
     let bytes = im

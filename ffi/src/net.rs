@@ -185,7 +185,7 @@ pub unsafe extern "C" fn mv_net_create(
             return Err(MV_STATUS_OVERFLOW);
         }
         let borrow = flags & MV_NET_BORROW != 0;
-        if borrow && data as usize % 4 != 0 {
+        if borrow && !(data as usize).is_multiple_of(4) {
             return Err(MV_STATUS_MISALIGNED);
         }
         // SAFETY: data is readable for size ≤ isize::MAX bytes (the caller's contract).
@@ -427,7 +427,7 @@ pub unsafe extern "C" fn mv_net_output_name(net: *const mv_net, k: usize) -> *co
 /// aligned, not wrapping the address space.
 fn range_of(p: *const f32, len: usize) -> Result<(usize, usize), mv_status> {
     non_null(p)?;
-    if p as usize % std::mem::align_of::<f32>() != 0 {
+    if !(p as usize).is_multiple_of(std::mem::align_of::<f32>()) {
         return Err(MV_STATUS_MISALIGNED);
     }
     let bytes = len.checked_mul(4).ok_or(MV_STATUS_OVERFLOW)?;

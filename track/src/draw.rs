@@ -215,7 +215,7 @@ impl GifWriter {
     /// # Errors
     /// A canvas of another size than given to [`create`](Self::create), or a write error.
     pub fn push(&mut self, index: usize, canvas: &Canvas) -> Result<()> {
-        if index % self.options.every_nth != 0 {
+        if !index.is_multiple_of(self.options.every_nth) {
             return Ok(());
         }
         ensure!(

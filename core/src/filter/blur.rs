@@ -158,7 +158,7 @@ const ONES_F32: [f32; MAX_KERNEL_SIZE] = [1.0; MAX_KERNEL_SIZE];
 fn check_box(ksize: usize) -> Result<()> {
     if ksize == 0 {
         Err(Error::ZeroSize)
-    } else if ksize % 2 == 0 || ksize > MAX_KERNEL_SIZE {
+    } else if ksize.is_multiple_of(2) || ksize > MAX_KERNEL_SIZE {
         Err(Error::InvalidKernel)
     } else {
         Ok(())

@@ -22,7 +22,7 @@ fn check_size(size: usize) -> Result<()> {
     if size == 0 {
         return Err(Error::ZeroSize);
     }
-    if size % 2 == 0 || size > MAX_KERNEL_SIZE {
+    if size.is_multiple_of(2) || size > MAX_KERNEL_SIZE {
         return Err(Error::InvalidKernel);
     }
     Ok(())

@@ -120,7 +120,7 @@ impl Conv2dShape {
         if all.contains(&0) {
             return Err(Error::ZeroSize);
         }
-        if s.c_in % s.groups != 0 || s.c_out % s.groups != 0 {
+        if !s.c_in.is_multiple_of(s.groups) || !s.c_out.is_multiple_of(s.groups) {
             return Err(Error::InvalidArgument);
         }
         let out = |size: usize, pa: usize, pb: usize, k: usize, d: usize, st: usize| {

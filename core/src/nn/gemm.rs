@@ -50,8 +50,8 @@ pub enum Transpose {
 // --- Blocking parameters, per target --------------------------------------------------------
 //
 // MR × NR accumulators must fit the register file with room for one row of B and a broadcast of
-// A: x86 AVX (and AVX-512 builds, which use the same 8-lane FMA kernel: AVX-512 intrinsics are
-// not stable in Rust 1.85) 16 × 8 lanes (6 × 16 = 12 registers of accumulators), SSE2 16 × 4
+// A: x86 AVX (and AVX-512 builds, which use the same 8-lane FMA kernel; std builds reach AVX-512
+// through the gemm crate) 16 × 8 lanes (6 × 16 = 12 registers of accumulators), SSE2 16 × 4
 // lanes (6 × 8 = 12), AArch64 NEON 32 × 4 lanes (8 × 8 = 16); FPU-only cores (Cortex-M4F: 32
 // single registers) get 4 × 4. KC is chosen so that
 // one A sliver and one B sliver (MR·KC + KC·NR floats) stay in a 32–48 KiB L1, MC so that the

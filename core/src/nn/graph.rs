@@ -16,8 +16,9 @@
 use super::activation::{check_activation, Activation};
 use super::batchnorm::BatchNormParams;
 use super::conv::Conv2dShape;
-use super::elementwise::Broadcast;
+use super::elementwise::{broadcast_shape, BinaryOp, Broadcast};
 use super::layout::{concat_shape, flatten_shape, pad_shape, PadMode, Pads};
+use super::matmul::MatMulShape;
 use super::pool::Pool2dShape;
 use super::reduce::reduce_shape;
 use super::tensor::Shape4;
@@ -104,6 +105,18 @@ pub mod op {
     pub const PAD: u32 = 12;
     /// Standalone batch normalisation.
     pub const BATCH_NORM: u32 = 13;
+    /// Matrix product of two tensors (ONNX MatMul, ranks 2..=4 in [`P_AXIS`](super::P_AXIS) and
+    /// [`P_RANK_B`](super::P_RANK_B), batch broadcasting).
+    pub const MATMUL: u32 = 14;
+    /// Reshape: any shape with the same element count over the same data (no data moves).
+    pub const RESHAPE: u32 = 15;
+    /// Subtraction of two tensors, broadcast as for [`ADD`].
+    pub const SUB: u32 = 16;
+    /// Multiplication of two tensors, broadcast as for [`ADD`].
+    pub const MUL: u32 = 17;
+    /// A constant tensor: no inputs, the output is [`W_MAIN`](super::W_MAIN)'s weights (an
+    /// operand that an imported model computes at load time, such as a constant addend).
+    pub const CONSTANT: u32 = 18;
 }
 
 /// Parameter slots of a convolution or pooling node ([`Node::params`]): kernel height and width,
@@ -129,10 +142,14 @@ pub const P_DILATION_H: usize = 8;
 pub const P_DILATION_W: usize = 9;
 /// Convolution: groups.
 pub const P_GROUPS: usize = 10;
-/// Axis or mode slot: Softmax / Concat / Flatten axis; Add broadcast (0 same, 1 per channel,
-/// 2 scalar); Pad mode (0 constant, 1 edge, 2 reflect); BatchNorm ε (`f32` bits); ReduceMean
+/// Axis or mode slot: Softmax / Concat / Flatten axis; Add / Sub / Mul broadcast (0 same, 1 per
+/// channel, 2 scalar, 3 numpy: each dimension of each operand equals the output's or is 1);
+/// MatMul: rank of A (2..=4); Pad mode (0 constant, 1 edge, 2 reflect); BatchNorm ε (`f32` bits); ReduceMean
 /// axes as bits (bit 0 = N … bit 3 = W).
 pub const P_AXIS: usize = 0;
+/// MatMul: rank of B (2..=4). An operand of rank `r` is stored as its ONNX dimensions followed
+/// by `4 − r` ones; the output has rank `max(rank A, rank B)`.
+pub const P_RANK_B: usize = 1;
 /// Pad: the constant value (`f32` bits).
 pub const P_PAD_VALUE: usize = 8;
 /// Conv / Activation: activation kind (0 none, 1 Relu, 2 Relu6, 3 Clip, 4 LeakyRelu, 5 PRelu,
@@ -159,7 +176,8 @@ pub const W_VAR: usize = 3;
 pub struct Node {
     /// Operator, one of the [`op`] codes.
     pub op: u32,
-    /// Number of inputs used (1, 2 for Add, 1..=4 for Concat).
+    /// Number of inputs used (1, 2 for Add / Sub / Mul / MatMul, 1..=4 for Concat, 0 for
+    /// Constant).
     pub input_count: u32,
     /// Input tensor indices into [`Graph::tensors`].
     pub inputs: [u32; 4],
@@ -311,13 +329,47 @@ impl Node {
 
     /// `output = a + b`, `b` broadcast as `bc` says.
     pub fn add(a: u32, b: u32, output: u32, bc: Broadcast) -> Self {
-        let mut n = Self::with(op::ADD, &[a, b], output);
+        Self::binary(BinaryOp::Add, a, b, output, bc)
+    }
+
+    /// `output = a ∘ b` for `bop`, `b` broadcast as `bc` says (`output` has `a`'s shape).
+    pub fn binary(bop: BinaryOp, a: u32, b: u32, output: u32, bc: Broadcast) -> Self {
+        let mut n = Self::with(binary_code(bop), &[a, b], output);
         n.params[P_AXIS] = match bc {
             Broadcast::Same => 0,
             Broadcast::PerChannel => 1,
             Broadcast::Scalar => 2,
         };
         n
+    }
+
+    /// `output = a ∘ b` for `bop` with numpy broadcasting of both operands (the tensors are
+    /// already of rank 4: each dimension equals the output's or is 1).
+    pub fn binary_broadcast(bop: BinaryOp, a: u32, b: u32, output: u32) -> Self {
+        let mut n = Self::with(binary_code(bop), &[a, b], output);
+        n.params[P_AXIS] = 3;
+        n
+    }
+
+    /// `output = a·b` (ONNX MatMul) with `a` of rank `rank_a` and `b` of rank `rank_b`
+    /// (2..=4 each, see [`P_RANK_B`]).
+    pub fn matmul(a: u32, b: u32, output: u32, rank_a: u32, rank_b: u32) -> Self {
+        let mut n = Self::with(op::MATMUL, &[a, b], output);
+        n.params[P_AXIS] = rank_a;
+        n.params[P_RANK_B] = rank_b;
+        n
+    }
+
+    /// A constant tensor `output` holding `values` (exactly its element count).
+    pub fn constant(output: u32, values: WeightRange) -> Self {
+        let mut n = Self::with(op::CONSTANT, &[], output);
+        n.weights[W_MAIN] = values;
+        n
+    }
+
+    /// A reshape: `output` is `input`'s data under another shape of the same element count.
+    pub fn reshape(input: u32, output: u32) -> Self {
+        Self::with(op::RESHAPE, &[input], output)
     }
 
     /// Concatenation of `inputs` along `axis` (1 to 4 inputs; the node keeps the count of a
@@ -358,6 +410,14 @@ impl Node {
         n.weights = ranges;
         n.params[P_AXIS] = eps.to_bits();
         n
+    }
+}
+
+const fn binary_code(bop: BinaryOp) -> u32 {
+    match bop {
+        BinaryOp::Add => op::ADD,
+        BinaryOp::Sub => op::SUB,
+        BinaryOp::Mul => op::MUL,
     }
 }
 
@@ -404,7 +464,12 @@ pub(crate) enum Op<'a> {
     },
     Softmax(Shape4, usize),
     ReduceMean(Shape4, [bool; 4]),
-    Add(Shape4, Broadcast),
+    Binary(BinaryOp, Shape4, Broadcast),
+    /// Numpy broadcasting: shapes of `a`, `b`, output.
+    BinaryBroadcast(BinaryOp, Shape4, Shape4, Shape4),
+    MatMul(MatMulShape),
+    Reshape,
+    Constant(&'a [f32]),
     Concat(usize),
     Flatten,
     Pad(Shape4, Pads, PadMode),
@@ -413,11 +478,19 @@ pub(crate) enum Op<'a> {
 
 impl<'a> Op<'a> {
     /// Whether the output may take the first input's memory (element-wise, same size).
-    pub(crate) const fn in_place(&self) -> bool {
-        matches!(
-            self,
-            Op::Activation { .. } | Op::Softmax(..) | Op::Add(..) | Op::BatchNorm(..)
-        )
+    pub(crate) fn in_place(&self) -> bool {
+        match self {
+            Op::BinaryBroadcast(_, a, _, y) => a == y,
+            _ => matches!(
+                self,
+                Op::Activation { .. } | Op::Softmax(..) | Op::Binary(..) | Op::BatchNorm(..)
+            ),
+        }
+    }
+
+    /// Whether the output is the input's memory under another shape (no data moves).
+    pub(crate) const fn alias(&self) -> bool {
+        matches!(self, Op::Flatten | Op::Reshape)
     }
 }
 
@@ -441,6 +514,21 @@ fn flag(v: u32) -> Result<bool> {
         1 => Ok(true),
         _ => Err(Error::InvalidArgument),
     }
+}
+
+/// A MatMul operand of rank `rank` (2..=4) stored as `x`: its two batch dimensions (leading 1s
+/// for lower ranks), rows and columns.
+fn matrices(x: &Shape4, rank: usize) -> Result<([usize; 2], usize, usize)> {
+    if !(2..=4).contains(&rank) {
+        return Err(Error::InvalidArgument);
+    }
+    let d = [x.n, x.c, x.h, x.w];
+    if d[rank..].iter().any(|&v| v != 1) {
+        return Err(Error::SizeMismatch);
+    }
+    let mut full = [1; 4];
+    full[4 - rank..].copy_from_slice(&d[..rank]);
+    Ok(([full[0], full[1]], full[2], full[3]))
 }
 
 fn same(a: Shape4, b: Shape4) -> Result<()> {
@@ -498,18 +586,22 @@ impl<'a> Graph<'a> {
     pub(crate) fn decode(&self, node: &Node) -> Result<Op<'a>> {
         let count = node.input_count as usize;
         let (lo, hi) = match node.op {
-            op::ADD => (2, 2),
+            op::ADD | op::MATMUL | op::SUB | op::MUL => (2, 2),
             op::CONCAT => (1, 4),
-            op::CONV..=op::BATCH_NORM => (1, 1),
+            op::CONSTANT => (0, 0),
+            op::CONV..=op::BATCH_NORM | op::RESHAPE => (1, 1),
             _ => return Err(Error::InvalidArgument),
         };
         if count < lo || count > hi {
             return Err(Error::InvalidArgument);
         }
-        let x = self.shape(node.inputs[0])?;
         let y = self.shape(node.output)?;
-        let p = &node.params;
         let wr = &node.weights;
+        if node.op == op::CONSTANT {
+            return Ok(Op::Constant(self.exact(wr[W_MAIN], y.elements()?)?));
+        }
+        let x = self.shape(node.inputs[0])?;
+        let p = &node.params;
         let us = |i: usize| p[i] as usize;
         Ok(match node.op {
             op::CONV => {
@@ -627,9 +719,18 @@ impl<'a> Graph<'a> {
                 same(y, reduce_shape(&x, axes))?;
                 Op::ReduceMean(x, axes)
             }
-            op::ADD => {
-                same(y, x)?;
+            op::ADD | op::SUB | op::MUL => {
+                let bop = match node.op {
+                    op::ADD => BinaryOp::Add,
+                    op::SUB => BinaryOp::Sub,
+                    _ => BinaryOp::Mul,
+                };
                 let b = self.shape(node.inputs[1])?;
+                if p[P_AXIS] == 3 {
+                    same(y, broadcast_shape(&x, &b)?)?;
+                    return Ok(Op::BinaryBroadcast(bop, x, b, y));
+                }
+                same(y, x)?;
                 let bl = b.elements()?;
                 let bc = match p[P_AXIS] {
                     0 => {
@@ -641,7 +742,36 @@ impl<'a> Graph<'a> {
                     1 | 2 => return Err(Error::SizeMismatch),
                     _ => return Err(Error::InvalidArgument),
                 };
-                Op::Add(x, bc)
+                Op::Binary(bop, x, bc)
+            }
+            op::MATMUL => {
+                let b = self.shape(node.inputs[1])?;
+                let (ra, rb) = (p[P_AXIS] as usize, p[P_RANK_B] as usize);
+                let (ab, m, k) = matrices(&x, ra)?;
+                let (bb, k2, n) = matrices(&b, rb)?;
+                if k != k2 {
+                    return Err(Error::SizeMismatch);
+                }
+                let shape = MatMulShape {
+                    a_batch: ab,
+                    b_batch: bb,
+                    m,
+                    k,
+                    n,
+                };
+                let d = shape.dims()?;
+                let ro = ra.max(rb);
+                let full = [d.out_batch[0], d.out_batch[1], m, n];
+                let mut o = [1; 4];
+                o[..ro].copy_from_slice(&full[4 - ro..]);
+                same(y, Shape4::new(o[0], o[1], o[2], o[3])?)?;
+                Op::MatMul(shape)
+            }
+            op::RESHAPE => {
+                if y.elements()? != x.elements()? {
+                    return Err(Error::SizeMismatch);
+                }
+                Op::Reshape
             }
             op::CONCAT => {
                 let mut shapes = [x; 4];
@@ -684,7 +814,7 @@ impl<'a> Graph<'a> {
                 Op::Pad(x, pads, mode)
             }
             _ => {
-                // op::BATCH_NORM (the only code left in 1..=13).
+                // op::BATCH_NORM (the only code left).
                 same(y, x)?;
                 let bn = BatchNormParams {
                     gamma: self.exact(wr[0], x.c)?,
@@ -704,7 +834,7 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`]: no nodes, inputs or outputs; an unknown op code; an input
-    ///   count outside the operator's range; an operator argument out of range (axis, mode,
+    ///   count outside the operator's range; an operator argument out of range (axis, mode, MatMul rank,
     ///   activation kind or its parameters, flags other than 0/1, Reflect padding not smaller
     ///   than the input); a tensor that is a graph input twice, or both a graph input and a node
     ///   output, or the output of two nodes;

@@ -2,8 +2,9 @@
 //! multiplication ([`gemm`]), 2-D convolution by four methods with their working-memory
 //! formulas and a method selector ([`conv`]), and the layer operators of issue 4:
 //! activations and fused convolution ([`activation`]), pooling ([`pool`]), fully connected
-//! layers ([`dense`]), softmax and reduce-mean ([`reduce`]), addition with broadcasting
-//! ([`elementwise`]), concat / flatten / pad ([`layout`]) and batch normalisation, standalone or
+//! layers ([`dense`]), the product of two tensors ([`matmul`]), softmax and reduce-mean
+//! ([`reduce`]), addition, subtraction and multiplication with broadcasting ([`elementwise`]),
+//! concat / flatten / pad ([`layout`]) and batch normalisation, standalone or
 //! folded into a convolution ([`batchnorm`]). A whole network is data ([`graph`]: flat
 //! `#[repr(C)]` tensors and nodes, weights by range, validated up front) run by a plan
 //! ([`plan`]) that places every activation in one caller arena by liveness, and is stored as a
@@ -20,6 +21,7 @@ pub mod elementwise;
 pub mod gemm;
 pub mod graph;
 pub mod layout;
+pub mod matmul;
 pub mod model;
 pub mod plan;
 pub mod pool;

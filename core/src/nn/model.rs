@@ -283,7 +283,7 @@ fn section<'a, T: Pod>(
     end: &mut usize,
 ) -> Result<&'a [T]> {
     let at = s.offset as usize;
-    if at % ALIGN != 0 || at < *end {
+    if !at.is_multiple_of(ALIGN) || at < *end {
         return Err(Error::Malformed);
     }
     let len = (s.count as usize)
@@ -310,7 +310,7 @@ impl<'a> Model<'a> {
     /// sections out of order, unaligned or outside the file, or bad names; those of
     /// [`Graph::validate`] for a well-formed file whose graph is inconsistent.
     pub fn parse(bytes: &'a [u8]) -> Result<Self> {
-        if bytes.as_ptr() as usize % 4 != 0 {
+        if !(bytes.as_ptr() as usize).is_multiple_of(4) {
             return Err(Error::Misaligned);
         }
         let head = bytes.get(..HEADER_LEN).ok_or(Error::Malformed)?;

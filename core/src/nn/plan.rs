@@ -7,8 +7,9 @@
 //! # Planning ([`make_plan`])
 //! 1. Liveness: each tensor's last use is the index of the last node reading it; graph outputs
 //!    live to the end (they are copied out after the last node).
-//! 2. The nodes are walked in order. A Flatten output is an alias of its input (no data moves).
-//!    An Activation, Softmax, BatchNorm or Add output takes its first input's memory when that
+//! 2. The nodes are walked in order. A Flatten or Reshape output is an alias of its input (no
+//!    data moves). An Activation, Softmax, BatchNorm or Add / Sub / Mul output (the latter when
+//!    the first operand already has the output's shape) takes its first input's memory when that
 //!    memory (with all its aliases) is last used by this node and is not a graph input.
 //!    Otherwise the output gets a new block: among the gaps between the blocks still live at
 //!    this node, the smallest that fits (best fit; ties: lowest offset), else the space just above
@@ -17,7 +18,7 @@
 //! 3. Each convolution's method is [`choose_method`] under the caller's workspace budget.
 //!
 //! [`Plan::arena_len`] is the highest block end (elements of `f32`); [`Plan::scratch_len`] the
-//! largest convolution workspace or fully connected packing buffer (elements of `f32`), shared by
+//! largest convolution workspace or fully connected / MatMul packing buffer (elements of `f32`), shared by
 //! all nodes since they run one at a time. Planning costs `O(N·T²)` for `N` nodes and `T`
 //! tensors (no sorting storage: gaps are found by scanning the live blocks).
 //!
@@ -30,9 +31,10 @@ use super::activation::{apply_activation, conv2d_fused};
 use super::batchnorm::batch_norm;
 use super::conv::{choose_method, workspace_len, ConvMethod};
 use super::dense::{fully_connected, fully_connected_pack_len};
-use super::elementwise::{add, add_in_place};
+use super::elementwise::{binary, binary_broadcast, binary_in_place, binary_in_place_broadcast};
 use super::graph::{Graph, Op};
 use super::layout::{concat, pad2d};
+use super::matmul::{matmul, matmul_pack_len};
 use super::pool::{avg_pool2d, global_avg_pool, max_pool2d};
 use super::reduce::{reduce_mean, softmax};
 use super::tensor::Shape4;
@@ -45,7 +47,7 @@ enum Place {
     Unused,
     /// The caller's graph input number `k`.
     Input(usize),
-    /// The same memory as tensor `id` (Flatten, in-place operators).
+    /// The same memory as tensor `id` (Flatten, Reshape, in-place operators).
     Alias(u32),
     /// A block of the arena from this element offset.
     Arena(usize),
@@ -108,7 +110,7 @@ impl Plan<'_> {
     }
 
     /// Length of the scratch buffer [`forward`] needs, in `f32` elements: the largest
-    /// convolution workspace ([`workspace_len`]) or fully connected packing buffer
+    /// convolution workspace ([`workspace_len`]) or fully connected / MatMul packing buffer
     /// ([`fully_connected_pack_len`]) of the graph.
     pub const fn scratch_len(&self) -> usize {
         self.scratch_len
@@ -194,9 +196,10 @@ pub fn make_plan<'p>(
                 let p = fully_connected_pack_len(batch, in_features, out_features);
                 scratch_len = scratch_len.max(p);
             }
+            Op::MatMul(shape) => scratch_len = scratch_len.max(matmul_pack_len(&shape)),
             _ => {}
         }
-        if matches!(op, Op::Flatten) {
+        if op.alias() {
             let (r, _) = root(slots, node.inputs[0])?;
             slots[out as usize].place = Place::Alias(r);
             let e = &mut slots[r as usize].end;
@@ -334,7 +337,7 @@ pub fn forward(
     let scratch = &mut scratch[..plan.scratch_len];
     for node in graph.nodes {
         let op = graph.decode(node)?;
-        if matches!(op, Op::Flatten) {
+        if op.alias() {
             continue;
         }
         let len = |t: u32| -> Result<usize> { graph.shape(t)?.elements() };
@@ -399,14 +402,25 @@ pub fn forward(
                 softmax(&s, axis, y)?;
             }
             Op::ReduceMean(s, axes) => reduce_mean(&s, axes, rd(x0)?, y)?,
-            Op::Add(s, bc) => {
+            Op::Binary(bop, s, bc) => {
                 let b = rd(node.inputs[1])?;
                 if in_place {
-                    add_in_place(&s, y, b, bc)?;
+                    binary_in_place(bop, &s, y, b, bc)?;
                 } else {
-                    add(&s, rd(x0)?, b, bc, y)?;
+                    binary(bop, &s, rd(x0)?, b, bc, y)?;
                 }
             }
+            Op::BinaryBroadcast(bop, sa, sb, so) => {
+                let b = rd(node.inputs[1])?;
+                if in_place {
+                    // `a` has the output's shape: each element reads only its own position.
+                    binary_in_place_broadcast(bop, &so, y, &sb, b)?;
+                } else {
+                    binary_broadcast(bop, &sa, rd(x0)?, &sb, b, y)?;
+                }
+            }
+            Op::MatMul(shape) => matmul(&shape, rd(x0)?, rd(node.inputs[1])?, y, scratch)?,
+            Op::Constant(w) => y.copy_from_slice(w),
             Op::Concat(axis) => {
                 let count = node.input_count as usize;
                 let first: (Shape4, &[f32]) = (graph.shape(x0)?, rd(x0)?);
@@ -421,7 +435,7 @@ pub fn forward(
                 x(y)?;
                 batch_norm(&s, &bn, y)?;
             }
-            Op::Flatten => {}
+            Op::Flatten | Op::Reshape => {}
         }
     }
     let arena: &[f32] = arena;

@@ -437,7 +437,7 @@ impl<'a> FernEnsemble<'a> {
     /// [`Error::InvalidArgument`] as [`FernEnsemble::confidence`]. Nothing is written on error.
     pub fn confidences(&self, codes: &[u16], out: &mut [f32]) -> Result<()> {
         let ferns = self.params.ferns as usize;
-        if codes.len() % ferns != 0 {
+        if !codes.len().is_multiple_of(ferns) {
             return Err(Error::SizeMismatch);
         }
         if out.len() < codes.len() / ferns {

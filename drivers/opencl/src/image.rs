@@ -264,7 +264,7 @@ impl Context {
         }
         .map_err(Error::cl("clEnqueueMapBuffer"))?;
         let p = p as *mut T;
-        if p.is_null() || (p as usize) % align_of::<T>() != 0 {
+        if p.is_null() || !(p as usize).is_multiple_of(align_of::<T>()) {
             self.unmap_raw(buffer, p)?;
             return Ok(None);
         }
