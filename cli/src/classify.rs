@@ -7,9 +7,13 @@
 //! The first output, flattened, is taken as the class scores: if they already are
 //! probabilities (all in [0, 1], sum 1 ± 1e-3) they are printed as they are, otherwise softmax
 //! is applied first; the report says which.
+//!
+//! With `--tiles` the image is a sheet of tiles of exactly the input's W×H (row-major, e.g.
+//! `models/data/digits_heldout.png`, 20 × 18 digits of 8×8): each tile is classified without
+//! resizing, and `--truth` (one class index per tile and line) gives the accuracy.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -49,6 +53,14 @@ pub struct ClassifyArgs {
     /// Most working memory one convolution may use, bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WORKSPACE_BYTES)]
     workspace_budget: usize,
+    /// IMG is a sheet of tiles of exactly the model input's W x H, row-major: classify each
+    /// tile (no resize) and print its top-1 class.
+    #[arg(long)]
+    tiles: bool,
+    /// With --tiles: the true class index of every tile, one per line; prints the top-1 (and
+    /// top-k) accuracy.
+    #[arg(long, value_name = "FILE", requires = "tiles")]
+    truth: Option<PathBuf>,
 }
 
 /// Resizes one `sw × sh` f32 plane to `dw × dh` with the core's bilinear resize.
@@ -107,28 +119,22 @@ pub fn run(args: &ClassifyArgs, out: &mut impl Write) -> Result<()> {
             dims_text(&[n, c, h, w])
         );
     }
-    let planes: Vec<Vec<f32>> = if c == 1 {
-        let g = load_gray(&args.image)?;
-        let (sw, sh) = (g.width() as usize, g.height() as usize);
-        let p: Vec<f32> = g.as_raw().iter().map(|&v| v as f32).collect();
-        vec![resize_plane(&p, sw, sh, w, h)?]
-    } else {
-        let rgb = load_rgb(&args.image)?;
-        let (sw, sh) = (rgb.width() as usize, rgb.height() as usize);
-        (0..3)
-            .map(|ch| {
-                let p: Vec<f32> = rgb
-                    .as_raw()
-                    .iter()
-                    .skip(ch)
-                    .step_by(3)
-                    .map(|&v| v as f32)
-                    .collect();
-                resize_plane(&p, sw, sh, w, h)
-            })
-            .collect::<Result<_>>()?
+    let (planes, sw, sh) = load_planes(&args.image, c)?;
+    let label_of = |i: usize| {
+        labels
+            .get(i)
+            .filter(|l| !l.is_empty())
+            .cloned()
+            .unwrap_or_else(|| i.to_string())
     };
-    let input: Vec<f32> = planes
+    if args.tiles {
+        return run_tiles(args, &mut runner, &planes, (sw, sh), (w, h), &label_of, out);
+    }
+    let resized = planes
+        .iter()
+        .map(|p| resize_plane(p, sw, sh, w, h))
+        .collect::<Result<Vec<_>>>()?;
+    let input: Vec<f32> = resized
         .iter()
         .flatten()
         .map(|&p| p * args.scale + args.offset)
@@ -143,19 +149,129 @@ pub fn run(args: &ClassifyArgs, out: &mut impl Write) -> Result<()> {
         "{}: {} classes, {}; forward {ms:.3} ms",
         args.image.display(),
         p.len(),
-        if softmaxed {
-            "softmax applied (the output did not sum to 1)"
-        } else {
-            "the output is already probabilities"
-        }
+        softmax_note(softmaxed)
     )?;
     for (rank, (i, score)) in top_k(&p, args.top).into_iter().enumerate() {
-        let label = labels
-            .get(i)
-            .filter(|l| !l.is_empty())
-            .cloned()
-            .unwrap_or_else(|| i.to_string());
-        writeln!(out, "{} {label} {score:.6}", rank + 1)?;
+        writeln!(out, "{} {} {score:.6}", rank + 1, label_of(i))?;
+    }
+    Ok(())
+}
+
+fn softmax_note(softmaxed: bool) -> &'static str {
+    if softmaxed {
+        "softmax applied (the output did not sum to 1)"
+    } else {
+        "the output is already probabilities"
+    }
+}
+
+/// The image's channels as `c` planes (1: gray, 3: R, G, B) of 0..255 values, with its size.
+fn load_planes(path: &Path, c: usize) -> Result<(Vec<Vec<f32>>, usize, usize)> {
+    if c == 1 {
+        let g = load_gray(path)?;
+        let p = g.as_raw().iter().map(|&v| v as f32).collect();
+        return Ok((vec![p], g.width() as usize, g.height() as usize));
+    }
+    let rgb = load_rgb(path)?;
+    let planes = (0..3)
+        .map(|ch| {
+            rgb.as_raw()
+                .iter()
+                .skip(ch)
+                .step_by(3)
+                .map(|&v| v as f32)
+                .collect()
+        })
+        .collect();
+    Ok((planes, rgb.width() as usize, rgb.height() as usize))
+}
+
+/// `--tiles`: classifies every `w × h` tile of the `sw × sh` sheet (row-major, no resize) and,
+/// with `--truth`, reports the top-1 and top-k accuracy.
+fn run_tiles(
+    args: &ClassifyArgs,
+    runner: &mut Runner<'_>,
+    planes: &[Vec<f32>],
+    (sw, sh): (usize, usize),
+    (w, h): (usize, usize),
+    label_of: &dyn Fn(usize) -> String,
+    out: &mut impl Write,
+) -> Result<()> {
+    if sw % w != 0 || sh % h != 0 {
+        bail!("--tiles: the image is {sw}x{sh}, not a whole number of {w}x{h} model inputs");
+    }
+    let (cols, rows) = (sw / w, sh / h);
+    let truth: Option<Vec<usize>> = match &args.truth {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read --truth '{}'", path.display()))?;
+            let v = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| l.trim().parse::<usize>())
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .with_context(|| {
+                    format!("--truth '{}': one class index per line", path.display())
+                })?;
+            if v.len() != cols * rows {
+                bail!(
+                    "--truth '{}' has {} labels for {} tiles",
+                    path.display(),
+                    v.len(),
+                    cols * rows
+                );
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    let mut input = vec![0.0f32; planes.len() * w * h];
+    let mut outputs = runner.output_buffers();
+    let (mut top1, mut topk, mut softmaxed_any) = (0usize, 0usize, false);
+    for t in 0..cols * rows {
+        let (x0, y0) = ((t % cols) * w, (t / cols) * h);
+        for (dst, plane) in input.chunks_exact_mut(w * h).zip(planes) {
+            for (y, row) in dst.chunks_exact_mut(w).enumerate() {
+                let src = &plane[(y0 + y) * sw + x0..][..w];
+                for (d, &p) in row.iter_mut().zip(src) {
+                    *d = p * args.scale + args.offset;
+                }
+            }
+        }
+        runner.run(&[&input], &mut outputs)?;
+        let (p, softmaxed) = probabilities(&outputs[0]);
+        softmaxed_any |= softmaxed;
+        let best = top_k(&p, args.top.max(1));
+        let (i, score) = best[0];
+        write!(out, "tile {t} {} {score:.6}", label_of(i))?;
+        if let Some(truth) = &truth {
+            let want = truth[t];
+            top1 += usize::from(i == want);
+            topk += usize::from(best.iter().any(|&(j, _)| j == want));
+            if i != want {
+                write!(out, " (truth {})", label_of(want))?;
+            }
+        }
+        writeln!(out)?;
+    }
+    let n = cols * rows;
+    writeln!(
+        out,
+        "{n} tiles of {w}x{h} from {}; {}",
+        args.image.display(),
+        softmax_note(softmaxed_any)
+    )?;
+    if truth.is_some() {
+        let pct = |k: usize| 100.0 * k as f64 / n as f64;
+        writeln!(out, "top-1 accuracy: {top1}/{n} ({:.2} %)", pct(top1))?;
+        if args.top > 1 {
+            writeln!(
+                out,
+                "top-{} accuracy: {topk}/{n} ({:.2} %)",
+                args.top,
+                pct(topk)
+            )?;
+        }
     }
     Ok(())
 }

@@ -10,7 +10,9 @@ use mvision_convert::{convert, ConvertOptions, ModelFile};
 use mvision_core::nn::plan::{make_plan, plan_len, PlanSlot};
 
 /// Workspace budget used for the summary's plan: what a convolution may use as scratch (bytes).
-pub const SUMMARY_WORKSPACE_BYTES: usize = 4 << 20;
+/// The default of `infer`, `classify`, `bench net` and `mv_net_create`, so that the arena and
+/// scratch the summary prints are what they allocate.
+pub const SUMMARY_WORKSPACE_BYTES: usize = crate::nn::DEFAULT_WORKSPACE_BYTES;
 
 /// Arguments of `mvision convert`.
 #[derive(Args, Debug)]

@@ -130,7 +130,12 @@ to H x W (the core's resize: pixel-centre aligned, as OpenCV's INTER_LINEAR, no
 antialiasing), then every 0..255 value p becomes p*S + O (--scale, default 1/255; --offset,
 default 0). The first output, flattened, holds the class scores: when they are already
 probabilities (each in [0, 1], summing to 1 +- 1e-3) they are printed as they are, otherwise
-softmax is applied first; the first line says which. --labels names the classes, one per line.";
+softmax is applied first; the first line says which. --labels names the classes, one per line.
+
+--tiles: IMG is a sheet of tiles of exactly the input's W x H, row-major (for example
+models/data/digits_heldout.png, 20 x 18 digits of 8 x 8); every tile is classified without
+resizing and printed as `tile T label score`. --truth FILE (one class index per tile and line)
+adds the top-1 and top-k accuracy.";
 
 const DEMO_LONG_ABOUT: &str = "\
 Run the CPU filter pipeline and a tracking run on generated input.

@@ -200,6 +200,37 @@ fn classify_ranks_the_channels_of_a_solid_image() {
     let out = ok(&mvision(d, &g));
     assert!(out.lines().nth(1).unwrap().starts_with("1 0 1.0"), "{out}");
 
+    // A sheet of two 4x4 tiles (the model's input size), red then blue, with the truth.
+    let mut sheet = image::RgbImage::from_pixel(8, 4, image::Rgb([250, 10, 10]));
+    for y in 0..4 {
+        for x in 4..8 {
+            sheet.put_pixel(x, y, image::Rgb([0, 20, 240]));
+        }
+    }
+    sheet.save(d.join("sheet.png")).unwrap();
+    std::fs::write(d.join("truth.txt"), "0\n2\n").unwrap();
+    std::fs::write(d.join("wrong.txt"), "0\n1\n").unwrap();
+    let mut tiles = base.to_vec();
+    tiles[4] = "sheet.png";
+    tiles.extend(["--tiles", "--truth", "truth.txt", "--top", "2"]);
+    let out = ok(&mvision(d, &tiles));
+    assert!(
+        out.contains("tile 0 red ") && out.contains("tile 1 blue "),
+        "{out}"
+    );
+    assert!(out.contains("top-1 accuracy: 2/2 (100.00 %)"), "{out}");
+    assert!(out.contains("top-2 accuracy: 2/2"), "{out}");
+    let at = tiles.len() - 3;
+    tiles[at] = "wrong.txt";
+    let out = ok(&mvision(d, &tiles));
+    assert!(
+        out.contains("(truth green)") && out.contains("top-1 accuracy: 1/2"),
+        "{out}"
+    );
+    let mut odd = base.to_vec();
+    odd.extend(["--tiles"]);
+    fails(&mvision(d, &odd), "not a whole number of 4x4");
+
     // A model with two inputs is refused.
     let tiny = tiny_path();
     let t = [
