@@ -115,9 +115,15 @@ Run a .mvnn network on tensors from .npy files and write its outputs as .npy fil
 Give --input once per model input and --output once per model output, in the model's order.
 Inputs are little-endian float32 .npy (C or Fortran order) of rank <= 4 whose shape equals the
 model input's NCHW shape after trailing 1s are dropped from both: for a 1x10x1x1 input,
-(1, 10), (1, 10, 1) and (1, 10, 1, 1) are accepted, (10,) is not. Outputs are written as
-float32 C-order .npy with the model's NCHW shape less its trailing 1s, keeping at least two
-dimensions (1x10x1x1 -> (1, 10); 1x3x8x8 stays (1, 3, 8, 8)).
+(1, 10), (1, 10, 1) and (1, 10, 1, 1) are accepted, (10,) is not.
+
+Outputs are written as float32 C-order .npy with the rank the graph gives them (the file stores
+every tensor as 4-D, an ONNX rank-r tensor padded with trailing 1s): graph inputs have their
+.npy's rank; Conv, pooling, Pad, BatchNorm and ReduceMean give 4; Flatten and fully connected
+layers 2; element-wise ops, Softmax and Concat keep their input's rank; MatMul its recorded
+rank. So 1x4x1x1 from a convolution is written (1, 4, 1, 1), after a fully connected layer
+(1, 4). Where the rank is unknown (Reshape, Constant), the 4-D shape less trailing 1s, at
+least 2-D.
 
 Prints each output's shape and the forward time (median of --repeat runs, single thread).";
 
