@@ -274,3 +274,53 @@ fn bench_net_reports_latency_and_memory() {
     let out = ok(&mvision(dir.path(), &text_args));
     assert!(out.contains("arena ") && out.contains("forward: "), "{out}");
 }
+
+#[test]
+fn digits_model_reproduces_its_held_out_accuracy() {
+    // Issue 4: the digits CNN trained by models/train_digits.py (98.33 % held out, ONNX Runtime
+    // agreeing on all 360) converted and run through `mvision classify`.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/data");
+    let (onnx, sheet, truth) = (
+        data.join("digits.onnx"),
+        data.join("digits_heldout.png"),
+        data.join("digits_heldout_labels.txt"),
+    );
+    let convert = ["convert", onnx.to_str().unwrap(), "-o", "digits.mvnn"];
+    ok(&mvision(d, &convert));
+    let classify = [
+        "classify",
+        "--model",
+        "digits.mvnn",
+        "--image",
+        sheet.to_str().unwrap(),
+        "--tiles",
+        "--truth",
+        truth.to_str().unwrap(),
+    ];
+    let out = ok(&mvision(d, &classify));
+    assert!(out.contains("360 tiles of 8x8"), "{out}");
+    assert!(out.contains("top-1 accuracy: 354/360 (98.33 %)"), "{out}");
+    // One digit on its own, with labels: models/data/digits_expected.json says 9 at 0.865439.
+    let (nine, labels) = (
+        data.join("digit_254_label9.png"),
+        data.join("digits_labels.txt"),
+    );
+    let one = [
+        "classify",
+        "--model",
+        "digits.mvnn",
+        "--image",
+        nine.to_str().unwrap(),
+        "--labels",
+        labels.to_str().unwrap(),
+        "--top",
+        "1",
+    ];
+    let out = ok(&mvision(d, &one));
+    assert!(
+        out.lines().nth(1).unwrap().starts_with("1 9 0.8654"),
+        "{out}"
+    );
+}
