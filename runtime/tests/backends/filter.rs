@@ -30,7 +30,7 @@ fn random_kernel_q(rng: &mut Rng, k: usize, trial: usize) -> Kernel2dQ {
     let one = 1i64 << shift;
     let coeffs: Vec<i32> = (0..k * k)
         .map(|_| {
-            if trial % 2 == 0 {
+            if trial.is_multiple_of(2) {
                 rng.range(0, (2 * one / (k * k) as i64).max(1)) as i32
             } else {
                 rng.range(-one.max(64), one.max(64)) as i32
