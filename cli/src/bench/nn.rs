@@ -92,7 +92,8 @@ fn profile() -> &'static str {
 fn header(out: &mut impl Write, what: &str, repeat: u32) -> Result<()> {
     writeln!(
         out,
-        "mvision bench {what}: host CPU, 1 thread, {} {}, {} build{}, median of {repeat} samples",
+        "mvision bench {what}: host CPU, 1 thread, {} (core compiled for {}; the gemm crate picks \
+         its SIMD at run time), {} build{}, median of {repeat} samples",
         std::env::consts::ARCH,
         simd_level(),
         profile(),
