@@ -55,5 +55,9 @@ else
   echo "skipped: the AVX+FMA micro-kernel (this CPU has no AVX or FMA)"
 fi
 
+step "CNN: AlexNet, SqueezeNet 1.1, ResNet-18, MobileNetV2 and MTCNN vs ONNX Runtime (scripts/nn-check.sh)"
+cargo build --release --locked -p mvision-cli
+bash scripts/nn-check.sh "$root/target/release/mvision"
+
 echo
 echo "all checks passed in $(( $(date +%s) - started )) s"
