@@ -453,6 +453,56 @@ fn pooling_onnx_cases() {
 }
 
 #[test]
+fn max_pooling_skips_nan_unless_the_window_holds_nothing_else() {
+    // 1 × 8 input, kernel 2, stride 2: windows (NaN, 3), (NaN, NaN), (−∞, NaN), (−∞, −∞).
+    let p = {
+        let mut p = Pool2dShape::new(1, 1, 1, 8, 1, 2);
+        p.stride_w = 2;
+        p
+    };
+    let ninf = f32::NEG_INFINITY;
+    let x = [
+        f32::NAN,
+        3.0,
+        f32::NAN,
+        f32::NAN,
+        ninf,
+        f32::NAN,
+        ninf,
+        ninf,
+    ];
+    let mut out = [0.0; 4];
+    max_pool2d(&p, &x, &mut out).unwrap();
+    assert_eq!(out[0], 3.0);
+    assert!(out[1].is_nan());
+    assert_eq!(out[2], ninf);
+    assert_eq!(out[3], ninf);
+    // Two rows: a NaN-only window row does not hide the other row's values.
+    let mut q = Pool2dShape::new(1, 1, 2, 2, 2, 2);
+    q.stride_h = 2;
+    q.stride_w = 2;
+    let mut one = [0.0];
+    max_pool2d(&q, &[f32::NAN, f32::NAN, -7.0, f32::NAN], &mut one).unwrap();
+    assert_eq!(one, [-7.0]);
+    // Windows wider than the row buffer (512 columns) and wide rows split into column groups
+    // give the plain maximum.
+    for (w, k, stride) in [(600, 600, 1), (1500, 3, 2), (1100, 530, 7)] {
+        let mut p = Pool2dShape::new(1, 1, 2, w, 2, k);
+        p.stride_w = stride;
+        let d = p.dims().unwrap();
+        let x: Vec<f32> = (0..2 * w).map(|i| ((i * 7919) % 1013) as f32).collect();
+        let mut out = vec![0.0; d.output_len];
+        max_pool2d(&p, &x, &mut out).unwrap();
+        for (ox, &o) in out.iter().enumerate() {
+            let want = (0..2)
+                .flat_map(|r| x[r * w + ox * stride..r * w + ox * stride + k].iter())
+                .fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+            assert_eq!(o, want, "w {w} k {k} stride {stride} output {ox}");
+        }
+    }
+}
+
+#[test]
 fn global_average_pooling() {
     let mut rng = Rng::new(0x6c61_7965_7273_0004);
     for _ in 0..30 {

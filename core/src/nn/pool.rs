@@ -207,22 +207,125 @@ fn pool(
 /// than its tensor. Nothing is written on error.
 pub fn max_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Result<()> {
     let d = check(shape, input, output)?;
-    let w = shape.w;
-    pool(shape, &d, input, output, |x, (y0, y1), (x0, x1), _| {
-        let mut m = f32::NEG_INFINITY;
-        let mut any = false;
-        for row in x[y0 * w..y1 * w].chunks_exact(w) {
-            for &v in &row[x0..x1] {
-                any |= !v.is_nan();
-                m = m.max(v);
+    let s = shape;
+    let (w, ow) = (s.w, d.out_w);
+    let xwin = |ox: usize| window(ox, s.stride_w, s.kw, s.pad_left, s.w, s.pad_right);
+    // Separable: for each output row, the maximum over its window rows is taken column by column
+    // into a stack buffer (contiguous, vectorised), then each output takes the maximum of its
+    // window's columns there. Outputs go in groups whose windows span at most `COLS` columns.
+    // `v > m` skips NaN (a comparison with NaN is false) and compiles to one `maxps`-like
+    // instruction, where `f32::max` needs a NaN-handling sequence; the maximum of the non-NaN
+    // values does not depend on the grouping. An output left at −∞ had only −∞ and NaN in its
+    // window, or only NaN (or nothing): the rare second case is fixed up at the end.
+    const COLS: usize = 512;
+    if s.kw > COLS {
+        // Windows wider than the buffer: one output at a time.
+        pool(s, &d, input, output, |x, (y0, y1), (x0, x1), _| {
+            let mut m = f32::NEG_INFINITY;
+            let mut any = false;
+            for row in x[y0 * w..y1 * w].chunks_exact(w) {
+                for &v in &row[x0..x1] {
+                    any |= !v.is_nan();
+                    if v > m {
+                        m = v;
+                    }
+                }
+            }
+            if any {
+                m
+            } else {
+                f32::NAN
+            }
+        });
+        return Ok(());
+    }
+    let mut buf = [f32::NEG_INFINITY; COLS];
+    let mut hbuf = [f32::NEG_INFINITY; COLS];
+    // Outputs per group: their windows' union is at most (g − 1)·stride + kw ≤ COLS columns.
+    let group = (COLS.saturating_sub(s.kw) / s.stride_w.max(1) + 1).max(1);
+    // Outputs whose windows lie inside the input: ox·stride ≥ pad_left and
+    // ox·stride − pad_left + kw ≤ w (an empty range when no window fits).
+    let interior = {
+        let lo = s.pad_left.div_ceil(s.stride_w);
+        let hi = if w + s.pad_left >= s.kw {
+            ((w + s.pad_left - s.kw) / s.stride_w + 1).min(ow)
+        } else {
+            0
+        };
+        (lo.min(ow), hi.max(lo.min(ow)))
+    };
+    for (x, y) in input[..d.input_len]
+        .chunks_exact(s.h * w)
+        .zip(output[..d.output_len].chunks_exact_mut(d.out_h * ow))
+    {
+        for (oy, yr) in y.chunks_exact_mut(ow).enumerate() {
+            let (y0, y1, _) = window(oy, s.stride_h, s.kh, s.pad_top, s.h, s.pad_bottom);
+            let rows = &x[y0 * w..y1 * w];
+            let mut g0 = 0;
+            while g0 < ow {
+                let g1 = (g0 + group).min(ow);
+                let c0 = xwin(g0).0;
+                let c1 = xwin(g1 - 1).1.max(c0);
+                let span_len = c1 - c0;
+                let span = &mut buf[..span_len];
+                span.fill(f32::NEG_INFINITY);
+                for row in rows.chunks_exact(w) {
+                    for (m, &v) in span.iter_mut().zip(&row[c0..c1]) {
+                        // An unconditional store: LLVM turns the select into `maxps`.
+                        *m = if v > *m { v } else { *m };
+                    }
+                }
+                // Sliding maximum of `kw` columns: hbuf[j] = max(buf[j .. j + kw]), as `kw`
+                // vectorised passes; a full-width window starting at column c reads hbuf[c − c0].
+                let full = span_len >= s.kw;
+                if full {
+                    let n = span_len - s.kw + 1;
+                    hbuf[..n].copy_from_slice(&buf[..n]);
+                    for t in 1..s.kw {
+                        for (m, &v) in hbuf[..n].iter_mut().zip(&buf[t..t + n]) {
+                            *m = if v > *m { v } else { *m };
+                        }
+                    }
+                }
+                // Outputs lo..hi have windows inside the input: columns ox·stride − pad_left ..
+                // + kw, all in the span.
+                let (lo, hi) = if full {
+                    (interior.0.clamp(g0, g1), interior.1.clamp(g0, g1))
+                } else {
+                    (g0, g0)
+                };
+                let (lo, hi) = (lo, hi.max(lo));
+                let (left, rest) = yr[g0..g1].split_at_mut(lo - g0);
+                let (mid, right) = rest.split_at_mut(hi - lo);
+                let first = (lo * s.stride_w).wrapping_sub(s.pad_left + c0);
+                for (i, o) in mid.iter_mut().enumerate() {
+                    *o = hbuf[first + i * s.stride_w];
+                }
+                let edges = (g0..lo).zip(left).chain((hi..g1).zip(right));
+                for (ox, o) in edges {
+                    // A window clipped by the padding.
+                    let (x0, x1, _) = xwin(ox);
+                    let mut m = f32::NEG_INFINITY;
+                    for &v in &buf[x0 - c0..x1.max(x0) - c0] {
+                        m = if v > m { v } else { m };
+                    }
+                    *o = m;
+                }
+                g0 = g1;
+            }
+            for (ox, o) in yr.iter_mut().enumerate() {
+                if *o == f32::NEG_INFINITY {
+                    let (x0, x1, _) = xwin(ox);
+                    let any = rows
+                        .chunks_exact(w)
+                        .any(|row| row[x0..x1].iter().any(|v| !v.is_nan()));
+                    if !any {
+                        *o = f32::NAN;
+                    }
+                }
             }
         }
-        if any {
-            m
-        } else {
-            f32::NAN
-        }
-    });
+    }
     Ok(())
 }
 
