@@ -10,7 +10,10 @@
 //!   column's `Hp × Kw` input strip once (`Ow × Hp·Kw·C/g`), then one GEMM per output row over an
 //!   overlapping window of that matrix;
 //! * [`ConvMethod::Mfca`]: seed 004's method: split the output into `m` column blocks, lower and
-//!   multiply one block at a time, and copy ("concatenate") its result into the output.
+//!   multiply one block at a time, and copy ("concatenate") its result into the output;
+//! * [`ConvMethod::Winograd`]: Lavin & Gray's F(2×2, 3×3) for 3×3, stride-1, undilated kernels:
+//!   input tiles and weights transformed, 16 GEMMs over all the batch's tiles, 2.25× fewer
+//!   multiplications than im2col on whole tiles.
 //!
 //! Weights are `c_out × c_in/groups × kh × kw` (ONNX / PyTorch order), bias one value per output
 //! channel. [`workspace_len`] gives each method's working memory; [`choose_method`] picks the
@@ -21,6 +24,7 @@
 
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
 use super::tensor::{checked_bytes, checked_product};
+use super::winograd;
 use crate::error::{Error, Result};
 
 /// Geometry of one 2-D convolution. Lengths are in elements; the output size follows from the
@@ -207,6 +211,11 @@ pub enum ConvMethod {
         /// Number of column blocks.
         m: usize,
     },
+    /// Winograd F(2×2, 3×3) (Lavin & Gray 2016): only for 3×3 kernels with stride 1 and
+    /// dilation 1 (any padding, batch and groups); other shapes are [`Error::InvalidArgument`].
+    /// Weights are transformed on every call; results differ from direct summation by a few
+    /// more ulps than the other methods (see the `winograd` module).
+    Winograd,
 }
 
 fn add(a: usize, b: usize) -> Result<usize> {
@@ -227,13 +236,16 @@ fn mfca_block_w(d: &ConvDims, m: usize) -> Result<usize> {
 /// * Mec: the lowered matrix `Ow·Hp·Kw·C/g`, the weights reordered (`K·c_out/g`), GEMM packing;
 /// * Mfca{m}: one block's lowered matrix `K·Oh·⌈Ow/m⌉`, its `c_out/g × Oh·⌈Ow/m⌉` result, GEMM
 ///   packing;
+/// * Winograd: with `T = n·⌈Oh/2⌉·⌈Ow/2⌉` tiles, `C = c_in/g`, `O = c_out/g`, the transformed
+///   weights `16·O·C`, input `16·C·T` and products `16·O·T`, GEMM packing of `O × T × C`;
 ///
 /// with `K = C/g·Kh·Kw`, `Hp` the padded height and packing [`gemm_pack_len`] of the largest
 /// GEMM. The workspace is reused across images and groups.
 ///
 /// # Errors
 /// Those of [`Conv2dShape::dims`]; [`Error::InvalidArgument`] for an MFCA `m` outside
-/// `1..=out_w`; [`Error::Overflow`] if the length overflows.
+/// `1..=out_w` or Winograd on a shape that is not 3×3, stride 1, dilation 1;
+/// [`Error::Overflow`] if the length overflows.
 pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
     let d = shape.dims()?;
     let (oh, ow, k, ocg) = (d.out_h, d.out_w, d.k, shape.ocg());
@@ -266,6 +278,7 @@ pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
             let result = checked_product(&[ocg, cols])?;
             add(add(lowered, result)?, gemm_pack_len(ocg, cols, k))?
         }
+        ConvMethod::Winograd => winograd::workspace_len(shape, &d)?,
     };
     checked_bytes(len)?;
     Ok(len)
@@ -275,7 +288,8 @@ pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
 /// kernel's `Kh·Kw`), per image and group:
 /// * Direct: 0; Im2col: `K·Oh·Ow` (also for pointwise kernels);
 /// * Mec: `Ow·Hp·Kw·C/g` (one `Hp × Kw` strip per output column);
-/// * Mfca{m}: `K·Oh·⌈Ow/m⌉` (one block at a time).
+/// * Mfca{m}: `K·Oh·⌈Ow/m⌉` (one block at a time);
+/// * Winograd: the transformed input, `16·C/g·n·⌈Oh/2⌉·⌈Ow/2⌉` (for the whole batch).
 ///
 /// # Errors
 /// As [`workspace_len`].
@@ -286,6 +300,16 @@ pub fn lowered_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
         ConvMethod::Im2col => checked_product(&[d.k, d.out_h, d.out_w]),
         ConvMethod::Mec => checked_product(&[d.out_w, d.padded_h, shape.kw, shape.cg()]),
         ConvMethod::Mfca { m } => checked_product(&[d.k, d.out_h, mfca_block_w(&d, m)?]),
+        ConvMethod::Winograd => {
+            winograd::workspace_len(shape, &d)?;
+            checked_product(&[
+                16,
+                shape.cg(),
+                shape.n,
+                d.out_h.div_ceil(2),
+                d.out_w.div_ceil(2),
+            ])
+        }
     }
 }
 
@@ -394,6 +418,10 @@ pub fn conv2d(
     {
         return Err(Error::BufferTooSmall);
     }
+    if method == ConvMethod::Winograd {
+        // All images at once: their tiles share each GEMM.
+        return winograd::conv(shape, &d, input, weights, bias, output, workspace);
+    }
     let s = shape;
     let (cg, ocg) = (s.cg(), s.ocg());
     let in_g = cg * s.h * s.w;
@@ -418,6 +446,7 @@ pub fn conv2d(
                 ConvMethod::Im2col => im2col_gemm(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mec => mec(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mfca { m } => mfca(s, &d, m, x, wt, y, workspace)?,
+                ConvMethod::Winograd => {} // Computed above, for the whole batch.
             }
         }
     }
