@@ -385,14 +385,22 @@ fn winograd_rejects_other_kernels() {
         );
         assert!(out.iter().all(|&v| v == 7.0));
     }
-    // The exact length: 16·(O·C + C·T + O·T) + packing, T = n·⌈Oh/2⌉·⌈Ow/2⌉.
-    let mut s = Conv2dShape::new(2, 6, 9, 8, 4, 3, 3);
-    s.groups = 2;
-    s.pad_top = 1;
-    let (c, o, t) = (3, 2, 2 * 4 * 3);
+    // The exact length: 16 planes of O·C, C·T and T·O elements, each rounded up to an odd
+    // number of 16-element lines, + packing, with T = n·⌈Oh/2⌉·⌈Ow/2⌉.
+    let plane = |len: usize| (len.div_ceil(16) | 1) * 16;
+    for (c, o, hw) in [(3, 2, 9), (256, 256, 13), (16, 16, 4)] {
+        let mut s = Conv2dShape::new(2, 2 * c, hw, hw - 1, 2 * o, 3, 3);
+        s.groups = 2;
+        s.pad_top = 1;
+        let t = 2 * (hw - 1).div_ceil(2) * (hw - 3).div_ceil(2);
+        assert_eq!(
+            workspace_len(ConvMethod::Winograd, &s),
+            Ok(16 * (plane(o * c) + plane(c * t) + plane(t * o)) + gemm_pack_len(t, o, c))
+        );
+    }
     assert_eq!(
-        workspace_len(ConvMethod::Winograd, &s),
-        Ok(16 * (o * c + c * t + o * t) + gemm_pack_len(o, t, c))
+        (plane(1), plane(16), plane(32), plane(33)),
+        (16, 16, 48, 48)
     );
     let mut big = Conv2dShape::new(usize::MAX / 64, 1, 3, 3, 1, 3, 3);
     big.c_in = 1;

@@ -38,19 +38,48 @@ fn tiles(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
     checked_product(&[s.n, d.out_h.div_ceil(2), d.out_w.div_ceil(2)])
 }
 
-/// Working memory in `f32` elements: `U` (`16·oc·c`), `V` (`16·c·T`), `M` (`16·oc·T`) and the
-/// packing of one `oc × T × c` product, with `c`, `oc` per group and `T` the batch's tiles.
+/// Distance between the 16 planes of a transformed matrix of `len` elements: `len` rounded up
+/// to an odd number of 64-byte lines. The transforms write (or read) one element to each plane
+/// per step; with planes a power of two of bytes apart (`c = oc = 256` makes them 256 KiB) the
+/// 16 streams would fall into the same cache sets and evict each other, and the weight transform
+/// ran 3× slower.
+fn plane_stride(len: usize) -> Result<usize> {
+    let lines = len.div_ceil(16) | 1;
+    lines.checked_mul(16).ok_or(Error::Overflow)
+}
+
+/// Plane strides of `U` (`c × oc`), `V` (`T × c`) and `M` (`T × oc`), per group.
+struct Planes {
+    u: usize,
+    v: usize,
+    m: usize,
+}
+
+impl Planes {
+    fn new(c: usize, oc: usize, t: usize) -> Result<Self> {
+        Ok(Self {
+            u: plane_stride(checked_product(&[oc, c])?)?,
+            v: plane_stride(checked_product(&[c, t])?)?,
+            m: plane_stride(checked_product(&[t, oc])?)?,
+        })
+    }
+}
+
+/// Working memory in `f32` elements: 16 planes each of `U` (`oc·c`), `V` (`c·T`) and `M`
+/// (`T·oc`), each plane rounded up by [`plane_stride`], and the packing of one `T × oc × c`
+/// product, with `c`, `oc` per group and `T` the batch's tiles.
 pub(crate) fn workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
     if !applies(s) {
         return Err(Error::InvalidArgument);
     }
     let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
-    let u = checked_product(&[XI, oc, c])?;
-    let v = checked_product(&[XI, c, t])?;
-    let m = checked_product(&[XI, oc, t])?;
-    [v, m, gemm_pack_len(oc, t, c)]
+    let p = Planes::new(c, oc, t)?;
+    let planes = [p.u, p.v, p.m]
         .into_iter()
-        .try_fold(u, |a, b| a.checked_add(b))
+        .try_fold(0usize, |a, b| a.checked_add(b))
+        .ok_or(Error::Overflow)?;
+    checked_product(&[XI, planes])?
+        .checked_add(gemm_pack_len(t, oc, c))
         .ok_or(Error::Overflow)
 }
 
@@ -72,28 +101,6 @@ fn input_transform(d: &[[f32; 4]; 4]) -> [f32; XI] {
         v[4 * i + 3] = r[i][1] - r[i][3];
     }
     v
-}
-
-/// `G g Gᵀ` of one 3×3 kernel (row-major), `ξ = 4·row + column`.
-#[inline(always)]
-fn weight_transform(g: &[f32]) -> [f32; XI] {
-    let mut t = [[0.0f32; 3]; 4];
-    for j in 0..3 {
-        let (a, b, c) = (g[j], g[3 + j], g[6 + j]);
-        t[0][j] = a;
-        t[1][j] = 0.5 * (a + b + c);
-        t[2][j] = 0.5 * (a - b + c);
-        t[3][j] = c;
-    }
-    let mut u = [0.0f32; XI];
-    for i in 0..4 {
-        let [a, b, c] = t[i];
-        u[4 * i] = a;
-        u[4 * i + 1] = 0.5 * (a + b + c);
-        u[4 * i + 2] = 0.5 * (a - b + c);
-        u[4 * i + 3] = c;
-    }
-    u
 }
 
 /// `Aᵀ m A`: the 2×2 outputs of one tile, row-major.
@@ -124,81 +131,145 @@ pub(crate) fn conv(
     ws: &mut [f32],
 ) -> Result<()> {
     let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
-    let (u, rest) = ws.split_at_mut(XI * oc * c);
-    let (v, rest) = rest.split_at_mut(XI * c * t);
-    let (m, pack) = rest.split_at_mut(XI * oc * t);
+    let p = Planes::new(c, oc, t)?;
+    let (u, rest) = ws.split_at_mut(XI * p.u);
+    let (v, rest) = rest.split_at_mut(XI * p.v);
+    let (m, pack) = rest.split_at_mut(XI * p.m);
     let (rm, no) = (Order::RowMajor, Transpose::No);
     for g in 0..s.groups {
-        transform_weights(&weights[g * oc * c * 9..][..oc * c * 9], oc * c, u);
-        transform_input(s, d, g, input, c, t, v);
+        transform_weights(&weights[g * oc * c * 9..][..oc * c * 9], c, oc, p.u, u);
+        transform_input(s, d, g, input, c, p.v, v);
+        // M[ξ] (T × oc) = V[ξ] (T × c) · U[ξ] (c × oc), all three row-major: to the gemm crate
+        // (column-major) that is a product with the output channels contiguous, which its
+        // 16-lane kernels fill on every layer with a multiple of 16 channels (the tiles, 49 on
+        // a 13×13 map, would leave a ragged edge), and with both operands already in the
+        // layout it streams from, so that it packs neither (measured: packing the transposed
+        // operands took 15 % of the time).
         for xi in 0..XI {
-            let (a, b) = (&u[xi * oc * c..][..oc * c], &v[xi * c * t..][..c * t]);
-            let mx = &mut m[xi * oc * t..][..oc * t];
-            sgemm(rm, no, no, oc, t, c, 1.0, a, c, b, t, 0.0, mx, t, pack)?;
+            let (a, b) = (&v[xi * p.v..][..t * c], &u[xi * p.u..][..c * oc]);
+            let mx = &mut m[xi * p.m..][..t * oc];
+            sgemm(rm, no, no, t, oc, c, 1.0, a, c, b, oc, 0.0, mx, oc, pack)?;
         }
-        transform_output(s, d, g, bias, m, oc, t, output);
+        transform_output(s, d, g, bias, m, oc, p.m, output);
     }
     Ok(())
 }
 
-/// `U[ξ][p] = (G g_p Gᵀ)[ξ]` for the `pairs = oc·c` kernels of one group (`p = o·c + i`).
-fn transform_weights(w: &[f32], pairs: usize, u: &mut [f32]) {
-    for (p, g) in w.chunks_exact(9).enumerate() {
-        for (xi, &val) in weight_transform(g).iter().enumerate() {
-            u[xi * pairs + p] = val;
+/// Output channels whose kernels [`transform_weights`] transforms together, one per lane.
+const LANES: usize = 16;
+
+/// `U[ξ][i][o] = (G g_{o,i} Gᵀ)[ξ]` for the kernels `g_{o,i}` (`w[(o·c + i)·9..]`) of one
+/// group, planes `stride` apart. [`LANES`] output channels at a time, input channels inside:
+/// the reads are 16 sequential streams, each step writes one 64-byte line per plane, and the
+/// arithmetic runs across the lanes (vectorised). Kernel by kernel, with 256 strided read
+/// streams (or writes spread over 16·c lines), the transform took longer than the GEMMs.
+fn transform_weights(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32]) {
+    for o0 in (0..oc).step_by(LANES) {
+        let lanes = LANES.min(oc - o0);
+        for i in 0..c {
+            let mut g = [[0.0f32; LANES]; 9];
+            for l in 0..lanes {
+                let k = &w[((o0 + l) * c + i) * 9..][..9];
+                for (gk, &v) in g.iter_mut().zip(k) {
+                    gk[l] = v;
+                }
+            }
+            let t = weight_transform_lanes(&g);
+            for (xi, vals) in t.iter().enumerate() {
+                let dst = &mut u[xi * stride + i * oc + o0..];
+                if lanes == LANES {
+                    // A fixed-length copy: with a variable length it is a `memmove` call.
+                    dst[..LANES].copy_from_slice(vals);
+                } else {
+                    dst[..lanes].copy_from_slice(&vals[..lanes]);
+                }
+            }
         }
     }
 }
 
-/// `V[ξ][i][t] = (Bᵀ d B)[ξ]` for input channel `i` of group `g` and tile `t` (tiles of image
-/// `b` at `(b·th + ty)·tw + tx`), zeros outside the input.
-#[allow(clippy::too_many_arguments)]
+/// `G g Gᵀ` of [`LANES`] 3×3 kernels at once (`g[k][l]`: element `k`, row-major, of kernel
+/// `l`; `ξ = 4·row + column`); every operation is element-wise over the lanes.
+#[inline(always)]
+fn weight_transform_lanes(g: &[[f32; LANES]; 9]) -> [[f32; LANES]; XI] {
+    type L = [f32; LANES];
+    // (a + b + c)/2 and (a − b + c)/2, lane by lane.
+    let plus = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| 0.5 * (a[l] + b[l] + c[l])) };
+    let minus = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| 0.5 * (a[l] - b[l] + c[l])) };
+    // t = G g (4 × 3), row by row.
+    let mut t = [[[0.0f32; LANES]; 3]; 4];
+    for j in 0..3 {
+        let (a, b, c) = (&g[j], &g[3 + j], &g[6 + j]);
+        t[0][j] = *a;
+        t[1][j] = plus(a, b, c);
+        t[2][j] = minus(a, b, c);
+        t[3][j] = *c;
+    }
+    // u = t Gᵀ (4 × 4).
+    let mut u = [[0.0f32; LANES]; XI];
+    for (i, [a, b, c]) in t.iter().enumerate() {
+        u[4 * i] = *a;
+        u[4 * i + 1] = plus(a, b, c);
+        u[4 * i + 2] = minus(a, b, c);
+        u[4 * i + 3] = *c;
+    }
+    u
+}
+
+/// The 4×4 patch of channel plane `xc` (`h × w`) at rows `iy0..iy0 + 4`, columns
+/// `ix0..ix0 + 4` (negative or past the edge: zeros).
+#[inline(always)]
+fn patch(xc: &[f32], h: usize, w: usize, iy0: isize, ix0: isize) -> [[f32; 4]; 4] {
+    let mut dp = [[0.0f32; 4]; 4];
+    if iy0 >= 0 && iy0 + 4 <= h as isize && ix0 >= 0 && ix0 + 4 <= w as isize {
+        let (iy0, ix0) = (iy0 as usize, ix0 as usize);
+        for (r, row) in dp.iter_mut().enumerate() {
+            row.copy_from_slice(&xc[(iy0 + r) * w + ix0..][..4]);
+        }
+        return dp;
+    }
+    for (r, row) in dp.iter_mut().enumerate() {
+        let iy = iy0 + r as isize;
+        if iy < 0 || iy >= h as isize {
+            continue;
+        }
+        let src = &xc[iy as usize * w..][..w];
+        for (q, val) in row.iter_mut().enumerate() {
+            let ix = ix0 + q as isize;
+            if ix >= 0 && ix < w as isize {
+                *val = src[ix as usize];
+            }
+        }
+    }
+    dp
+}
+
+/// `V[ξ][t][i] = (Bᵀ d B)[ξ]` for tile `t` (of image `b` at `(b·th + ty)·tw + tx`) and input
+/// channel `i` of group `g`, planes `stride` apart, zeros outside the input. Channels innermost,
+/// so that each tile writes 16 sequential streams.
 fn transform_input(
     s: &Conv2dShape,
     d: &ConvDims,
     g: usize,
     x: &[f32],
     c: usize,
-    t: usize,
+    stride: usize,
     v: &mut [f32],
 ) {
     let (h, w) = (s.h, s.w);
     let (th, tw) = (d.out_h.div_ceil(2), d.out_w.div_ceil(2));
-    let plane = c * t;
     for b in 0..s.n {
-        for i in 0..c {
-            let xc = &x[((b * s.c_in) + g * c + i) * h * w..][..h * w];
-            let row0 = i * t + b * th * tw;
-            for ty in 0..th {
-                // Patch rows iy0..iy0 + 4 of the unpadded input (negative above it).
-                let iy0 = (2 * ty) as isize - s.pad_top as isize;
-                let rows_inside = iy0 >= 0 && iy0 + 4 <= h as isize;
-                for tx in 0..tw {
-                    let ix0 = (2 * tx) as isize - s.pad_left as isize;
-                    let mut dp = [[0.0f32; 4]; 4];
-                    if rows_inside && ix0 >= 0 && ix0 + 4 <= w as isize {
-                        let (iy0, ix0) = (iy0 as usize, ix0 as usize);
-                        for (r, row) in dp.iter_mut().enumerate() {
-                            row.copy_from_slice(&xc[(iy0 + r) * w + ix0..][..4]);
-                        }
-                    } else {
-                        for (r, row) in dp.iter_mut().enumerate() {
-                            let iy = iy0 + r as isize;
-                            if iy < 0 || iy >= h as isize {
-                                continue;
-                            }
-                            let src = &xc[iy as usize * w..][..w];
-                            for (q, val) in row.iter_mut().enumerate() {
-                                let ix = ix0 + q as isize;
-                                if ix >= 0 && ix < w as isize {
-                                    *val = src[ix as usize];
-                                }
-                            }
-                        }
-                    }
-                    let col = row0 + ty * tw + tx;
-                    for (xi, &val) in input_transform(&dp).iter().enumerate() {
-                        v[xi * plane + col] = val;
+        let xb = &x[(b * s.c_in + g * c) * h * w..][..c * h * w];
+        for ty in 0..th {
+            // Patch rows iy0..iy0 + 4 of the unpadded input (negative above it).
+            let iy0 = (2 * ty) as isize - s.pad_top as isize;
+            for tx in 0..tw {
+                let ix0 = (2 * tx) as isize - s.pad_left as isize;
+                let at = ((b * th + ty) * tw + tx) * c;
+                for (i, xc) in xb.chunks_exact(h * w).enumerate() {
+                    let vals = input_transform(&patch(xc, h, w, iy0, ix0));
+                    for (xi, &val) in vals.iter().enumerate() {
+                        v[xi * stride + at + i] = val;
                     }
                 }
             }
@@ -206,8 +277,8 @@ fn transform_input(
     }
 }
 
-/// `y = Aᵀ M A + bias` for every output channel of group `g`, dropping a partial tile's outputs
-/// past the edge.
+/// `y = Aᵀ M A + bias` for every output channel of group `g` (`M[ξ][t][o]`, planes `stride`
+/// apart), dropping a partial tile's outputs past the edge.
 #[allow(clippy::too_many_arguments)]
 fn transform_output(
     s: &Conv2dShape,
@@ -216,30 +287,28 @@ fn transform_output(
     bias: Option<&[f32]>,
     m: &[f32],
     oc: usize,
-    t: usize,
+    stride: usize,
     y: &mut [f32],
 ) {
     let (oh, ow) = (d.out_h, d.out_w);
     let (th, tw) = (oh.div_ceil(2), ow.div_ceil(2));
-    let plane = oc * t;
     for b in 0..s.n {
-        for o in 0..oc {
-            let ch = g * oc + o;
-            let bv = bias.map_or(0.0, |bs| bs[ch]);
-            let yc = &mut y[(b * s.c_out + ch) * oh * ow..][..oh * ow];
-            let col0 = o * t + b * th * tw;
-            for ty in 0..th {
-                for tx in 0..tw {
-                    let col = col0 + ty * tw + tx;
+        let yb = &mut y[(b * s.c_out + g * oc) * oh * ow..][..oc * oh * ow];
+        for ty in 0..th {
+            let (oy, rows) = (2 * ty, 2.min(oh - 2 * ty));
+            for tx in 0..tw {
+                let (ox, cols) = (2 * tx, 2.min(ow - 2 * tx));
+                let at = ((b * th + ty) * tw + tx) * oc;
+                for (o, yc) in yb.chunks_exact_mut(oh * ow).enumerate() {
                     let mut mt = [0.0f32; XI];
                     for (xi, val) in mt.iter_mut().enumerate() {
-                        *val = m[xi * plane + col];
+                        *val = m[xi * stride + at + o];
                     }
                     let out = output_transform(&mt);
-                    let (oy, ox) = (2 * ty, 2 * tx);
-                    for r in 0..2.min(oh - oy) {
+                    let bv = bias.map_or(0.0, |bs| bs[g * oc + o]);
+                    for r in 0..rows {
                         let row = &mut yc[(oy + r) * ow + ox..];
-                        for q in 0..2.min(ow - ox) {
+                        for q in 0..cols {
                             row[q] = out[2 * r + q] + bv;
                         }
                     }
