@@ -41,8 +41,9 @@ fn tiles(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
 /// Distance between the 16 planes of a transformed matrix of `len` elements: `len` rounded up
 /// to an odd number of 64-byte lines. The transforms write (or read) one element to each plane
 /// per step; with planes a power of two of bytes apart (`c = oc = 256` makes them 256 KiB) the
-/// 16 streams would fall into the same cache sets and evict each other, and the weight transform
-/// ran 3× slower.
+/// 16 streams would fall into the same cache sets and evict each other (the weight transform's
+/// share of the time fell when this and the operand layout of `conv` changed together; their
+/// separate effects were not measured).
 fn plane_stride(len: usize) -> Result<usize> {
     let lines = len.div_ceil(16) | 1;
     lines.checked_mul(16).ok_or(Error::Overflow)
@@ -103,19 +104,20 @@ fn input_transform(d: &[[f32; 4]; 4]) -> [f32; XI] {
     v
 }
 
-/// `Aᵀ m A`: the 2×2 outputs of one tile, row-major.
+/// `Aᵀ m A` of [`LANES`] tiles at once (`m[ξ][l]`): the 2×2 outputs, row-major, per lane.
 #[inline(always)]
-fn output_transform(m: &[f32; XI]) -> [f32; 4] {
-    let mut s = [[0.0f32; 4]; 2];
-    for j in 0..4 {
-        s[0][j] = m[j] + m[4 + j] + m[8 + j];
-        s[1][j] = m[4 + j] - m[8 + j] - m[12 + j];
-    }
+fn output_transform_lanes(m: &[[f32; LANES]; XI]) -> [[f32; LANES]; 4] {
+    type L = [f32; LANES];
+    let sum3 = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| a[l] + b[l] + c[l]) };
+    let diff3 = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| a[l] - b[l] - c[l]) };
+    // s = Aᵀ m (2 × 4), then s A (2 × 2).
+    let s0: [L; 4] = core::array::from_fn(|j| sum3(&m[j], &m[4 + j], &m[8 + j]));
+    let s1: [L; 4] = core::array::from_fn(|j| diff3(&m[4 + j], &m[8 + j], &m[12 + j]));
     [
-        s[0][0] + s[0][1] + s[0][2],
-        s[0][1] - s[0][2] - s[0][3],
-        s[1][0] + s[1][1] + s[1][2],
-        s[1][1] - s[1][2] - s[1][3],
+        sum3(&s0[0], &s0[1], &s0[2]),
+        diff3(&s0[1], &s0[2], &s0[3]),
+        sum3(&s1[0], &s1[1], &s1[2]),
+        diff3(&s1[1], &s1[2], &s1[3]),
     ]
 }
 
@@ -278,7 +280,8 @@ fn transform_input(
 }
 
 /// `y = Aᵀ M A + bias` for every output channel of group `g` (`M[ξ][t][o]`, planes `stride`
-/// apart), dropping a partial tile's outputs past the edge.
+/// apart), dropping a partial tile's outputs past the edge. [`LANES`] output channels at a
+/// time: each plane's values for them are contiguous, and the arithmetic runs across lanes.
 #[allow(clippy::too_many_arguments)]
 fn transform_output(
     s: &Conv2dShape,
@@ -299,17 +302,26 @@ fn transform_output(
             for tx in 0..tw {
                 let (ox, cols) = (2 * tx, 2.min(ow - 2 * tx));
                 let at = ((b * th + ty) * tw + tx) * oc;
-                for (o, yc) in yb.chunks_exact_mut(oh * ow).enumerate() {
-                    let mut mt = [0.0f32; XI];
+                for o0 in (0..oc).step_by(LANES) {
+                    let lanes = LANES.min(oc - o0);
+                    let mut mt = [[0.0f32; LANES]; XI];
                     for (xi, val) in mt.iter_mut().enumerate() {
-                        *val = m[xi * stride + at + o];
+                        let src = &m[xi * stride + at + o0..];
+                        if lanes == LANES {
+                            val.copy_from_slice(&src[..LANES]);
+                        } else {
+                            val[..lanes].copy_from_slice(&src[..lanes]);
+                        }
                     }
-                    let out = output_transform(&mt);
-                    let bv = bias.map_or(0.0, |bs| bs[g * oc + o]);
-                    for r in 0..rows {
-                        let row = &mut yc[(oy + r) * ow + ox..];
-                        for q in 0..cols {
-                            row[q] = out[2 * r + q] + bv;
+                    let out = output_transform_lanes(&mt);
+                    let planes = yb[o0 * oh * ow..].chunks_exact_mut(oh * ow);
+                    for (l, yc) in planes.take(lanes).enumerate() {
+                        let bv = bias.map_or(0.0, |bs| bs[g * oc + o0 + l]);
+                        for r in 0..rows {
+                            let row = &mut yc[(oy + r) * ow + ox..];
+                            for q in 0..cols {
+                                row[q] = out[2 * r + q][l] + bv;
+                            }
                         }
                     }
                 }
