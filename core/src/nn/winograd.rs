@@ -169,13 +169,25 @@ fn transform_weights(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32
     for o0 in (0..oc).step_by(LANES) {
         let lanes = LANES.min(oc - o0);
         for i in 0..c {
-            let mut g = [[0.0f32; LANES]; 9];
-            for l in 0..lanes {
-                let k = &w[((o0 + l) * c + i) * 9..][..9];
-                for (gk, &v) in g.iter_mut().zip(k) {
-                    gk[l] = v;
+            let g: [[f32; LANES]; 9] = if lanes == LANES {
+                // Whole kernels as fixed-size arrays, then transposed in registers: element by
+                // element through the stack, the gather stalled on store forwarding and took
+                // most of the transform's time.
+                let k: [&[f32; 9]; LANES] = core::array::from_fn(|l| {
+                    let at = ((o0 + l) * c + i) * 9;
+                    w[at..at + 9].try_into().unwrap_or(&[0.0; 9])
+                });
+                core::array::from_fn(|j| core::array::from_fn(|l| k[l][j]))
+            } else {
+                let mut g = [[0.0f32; LANES]; 9];
+                for l in 0..lanes {
+                    let k = &w[((o0 + l) * c + i) * 9..][..9];
+                    for (gk, &v) in g.iter_mut().zip(k) {
+                        gk[l] = v;
+                    }
                 }
-            }
+                g
+            };
             let t = weight_transform_lanes(&g);
             for (xi, vals) in t.iter().enumerate() {
                 let dst = &mut u[xi * stride + i * oc + o0..];
