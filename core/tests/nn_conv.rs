@@ -505,34 +505,49 @@ fn selector_picks_the_first_method_that_fits() {
     let mut dw = Conv2dShape::new(1, 32, 20, 20, 32, 3, 3);
     dw.groups = 32;
     assert_eq!(choose_method(&dw, usize::MAX), Ok(ConvMethod::Direct));
-    // Many output channels: im2col, then MFCA, then MEC, then direct as the budget shrinks.
-    for (c_in, hw, c_out, k) in [
-        (3, 60, 16, 11),
-        (64, 25, 192, 3),
-        (16, 40, 8, 5),
-        (8, 100, 5, 3),
+    // Many output channels: Winograd (3×3, stride 1, ≥ 64 channels both ways), then im2col,
+    // MFCA, MEC and direct as the budget shrinks.
+    for (c_in, hw, c_out, k, stride, winograd) in [
+        (3, 60, 16, 11, 1, false),
+        (64, 25, 192, 3, 1, true),
+        (64, 25, 192, 3, 2, false),
+        (63, 13, 192, 3, 1, false),
+        (256, 13, 64, 3, 1, true),
+        (256, 13, 63, 3, 1, false),
+        (16, 40, 8, 5, 1, false),
+        (8, 100, 5, 3, 1, false),
     ] {
-        let s = Conv2dShape::new(1, c_in, hw, hw, c_out, k, k);
+        let mut s = Conv2dShape::new(1, c_in, hw, hw, c_out, k, k);
+        s.pad_top = 1;
+        s.pad_right = 1;
+        (s.stride_h, s.stride_w) = (stride, stride);
         let len = |m| workspace_len(m, &s).unwrap() * 4;
         let mfca = ConvMethod::Mfca {
             m: mfca_best_m(&s).unwrap(),
         };
-        assert_eq!(choose_method(&s, usize::MAX), Ok(ConvMethod::Im2col));
-        assert_eq!(
-            choose_method(&s, len(ConvMethod::Im2col)),
-            Ok(ConvMethod::Im2col)
-        );
+        let mut order = vec![ConvMethod::Im2col, mfca, ConvMethod::Mec];
+        if winograd {
+            order.insert(0, ConvMethod::Winograd);
+        }
+        assert_eq!(choose_method(&s, usize::MAX), Ok(order[0]));
+        assert_eq!(choose_method(&s, len(order[0])), Ok(order[0]));
         assert_eq!(choose_method(&s, 0), Ok(ConvMethod::Direct));
-        for budget in [
+        let mut budgets = vec![
             len(mfca),
             len(ConvMethod::Mec),
+            len(ConvMethod::Im2col),
             len(ConvMethod::Im2col) - 1,
             100,
-        ] {
+        ];
+        if winograd {
+            budgets.push(len(ConvMethod::Winograd) - 1);
+        }
+        for budget in budgets {
             let m = choose_method(&s, budget).unwrap();
             assert!(len(m) <= budget);
-            let expected = [ConvMethod::Im2col, mfca, ConvMethod::Mec]
-                .into_iter()
+            let expected = order
+                .iter()
+                .copied()
                 .find(|&m| len(m) <= budget)
                 .unwrap_or(ConvMethod::Direct);
             assert_eq!(m, expected, "{s:?} budget {budget}");
