@@ -135,16 +135,16 @@ fn winograd_bound(s: &Conv2dShape, x: &[f32], w: &[f32], bias: Option<&[f32]>) -
                             }
                         }
                     }
-                    for r in 0..2 {
-                        for q in 0..2 {
+                    for (r, a_r) in AT.iter().enumerate() {
+                        for (q, a_q) in AT.iter().enumerate() {
                             let (oy, ox) = (2 * ty + r, 2 * tx + q);
                             if oy >= d.out_h || ox >= d.out_w {
                                 continue;
                             }
                             let mut y = bias.map_or(0.0, |bs| (bs[oc] as f64).abs());
-                            for i in 0..4 {
-                                for j in 0..4 {
-                                    y += AT[r][i] * p[i][j] * AT[q][j];
+                            for (i, p_i) in p.iter().enumerate() {
+                                for (j, p_ij) in p_i.iter().enumerate() {
+                                    y += a_r[i] * p_ij * a_q[j];
                                 }
                             }
                             out[((b * s.c_out + oc) * d.out_h + oy) * d.out_w + ox] = gamma * y;

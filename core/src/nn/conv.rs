@@ -214,7 +214,8 @@ pub enum ConvMethod {
     /// Winograd F(2×2, 3×3) (Lavin & Gray 2016): only for 3×3 kernels with stride 1 and
     /// dilation 1 (any padding, batch and groups); other shapes are [`Error::InvalidArgument`].
     /// Weights are transformed on every call; results differ from direct summation by a few
-    /// more ulps than the other methods (see the `winograd` module).
+    /// more ulps than the other methods: their error scales with the transformed operands' sizes
+    /// (a 4×4 input patch and a whole kernel per element), not with each `x·w`.
     Winograd,
 }
 
