@@ -385,8 +385,8 @@ fn winograd_rejects_other_kernels() {
         );
         assert!(out.iter().all(|&v| v == 7.0));
     }
-    // The exact length: 16 planes of O·C, C·T and T·O elements, each rounded up to an odd
-    // number of 16-element lines, + packing, with T = n·⌈Oh/2⌉·⌈Ow/2⌉.
+    // The exact length: 16 planes of min(O, 64)·C, C·T and T·O elements, each rounded up to
+    // an odd number of 16-element lines, + packing, with T = n·⌈Oh/2⌉·⌈Ow/2⌉.
     let plane = |len: usize| (len.div_ceil(16) | 1) * 16;
     for (c, o, hw) in [(3, 2, 9), (256, 256, 13), (16, 16, 4)] {
         let mut s = Conv2dShape::new(2, 2 * c, hw, hw - 1, 2 * o, 3, 3);
@@ -395,7 +395,8 @@ fn winograd_rejects_other_kernels() {
         let t = 2 * (hw - 1).div_ceil(2) * (hw - 3).div_ceil(2);
         assert_eq!(
             workspace_len(ConvMethod::Winograd, &s),
-            Ok(16 * (plane(o * c) + plane(c * t) + plane(t * o)) + gemm_pack_len(t, o, c))
+            Ok(16 * (plane(o.min(64) * c) + plane(c * t) + plane(t * o))
+                + gemm_pack_len(t, o.min(64), c))
         );
     }
     assert_eq!(
