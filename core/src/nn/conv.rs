@@ -364,15 +364,15 @@ pub const DIRECT_MAX_COUT_PER_GROUP: usize = 4;
 
 /// Input and output channels per group from which [`choose_method`] prefers
 /// [`ConvMethod::Winograd`] on 3×3, stride-1, undilated kernels. Measured single-threaded on
-/// an AMD Zen 5 (AVX-512; `gemm-crate` build, `bench/conv_compare.py --samples 5 --min-ms 100
-/// --rounds 2`), Winograd against im2col, ms: FastPoorNet 64×25²→192 0.628 / 0.763,
-/// 192×12²→96 0.297 / 0.386, 96×12²→160 0.304 / 0.260 (0.215 / 0.235 in another run: within
-/// the noise of this shared machine), 160×12²→144 0.325 / 0.427, 144×12²→160 0.298 / 0.399,
-/// 160×12²→256 0.524 / 0.622; AlexNet 192×13²→384 1.179 / 1.288, 384×13²→256 1.655 / 1.760,
-/// 256×13²→256 1.071 / 1.129. All measured layers have 64–384 channels; on single-channel
+/// an AMD Zen 5 (AVX-512; `gemm-crate` build; `bench/conv_compare.py --samples 5 --min-ms 100`,
+/// best of 2–3 rounds on a shared, noisy machine), Winograd / im2col in ms: FastPoorNet
+/// 64×25²→192 0.676 / 0.859, 192×12²→96 0.275 / 0.341, 96×12²→160 0.219 / 0.250,
+/// 160×12²→144 0.393 / 0.383 (0.325 / 0.427 in an earlier run), 144×12²→160 0.308 / 0.379,
+/// 160×12²→256 0.489 / 0.621; AlexNet 192×13²→384 1.157 / 1.163, 384×13²→256 1.599 / 1.650,
+/// 256×13²→256 1.021 / 1.086. All measured layers have 64–384 channels; on single-channel
 /// maps (seed 004's 3×3 shapes, 56² to 514²) Winograd is 9–24× slower, its transforms not
-/// amortised by a GEMM. Between 1 and 64 channels nothing was measured, so the cut is the smallest measured
-/// count rather than a crossover.
+/// amortised by a GEMM. Between 1 and 64 channels nothing was measured, so the cut is the
+/// smallest measured count rather than a crossover.
 pub const WINOGRAD_MIN_CHANNELS_PER_GROUP: usize = 64;
 
 /// The fastest method whose [`workspace_len`] fits `budget_bytes` (bytes of `f32` workspace).
@@ -380,8 +380,8 @@ pub const WINOGRAD_MIN_CHANNELS_PER_GROUP: usize = 64;
 /// When `c_out/groups ≤` [`DIRECT_MAX_COUT_PER_GROUP`] (single-channel filters, depthwise
 /// layers) that is [`ConvMethod::Direct`], which also needs no workspace. 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
-/// per group try [`ConvMethod::Winograd`] first (4–31 % faster than im2col on 8 of the 9
-/// measured layers, at 1.6–4.6× its workspace). Otherwise, and when Winograd does not fit, the methods are
+/// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
+/// measured layers, within the noise on the slowest three, at 1.2–1.8× its workspace). Otherwise, and when Winograd does not fit, the methods are
 /// tried in their measured order of speed on the FastPoorNet layers (single-threaded,
 /// BENCHMARKS.md): im2col (fastest on 5 of 7), MFCA with [`mfca_best_m`] (3–41 % slower than
 /// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
