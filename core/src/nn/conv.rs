@@ -381,7 +381,7 @@ pub const WINOGRAD_MIN_CHANNELS_PER_GROUP: usize = 64;
 /// layers) that is [`ConvMethod::Direct`], which also needs no workspace. 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
 /// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
-/// measured layers, within the noise on the slowest three, at 1.2–1.8× its workspace). Otherwise, and when Winograd does not fit, the methods are
+/// measured layers, within the noise on three of them, at 1.2–1.8× its workspace). Otherwise, and when Winograd does not fit, the methods are
 /// tried in their measured order of speed on the FastPoorNet layers (single-threaded,
 /// BENCHMARKS.md): im2col (fastest on 5 of 7), MFCA with [`mfca_best_m`] (3–41 % slower than
 /// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
