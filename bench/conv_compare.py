@@ -56,8 +56,8 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_ours(binary: str, samples: int, min_ms: int) -> list[dict]:
-    cmd = [binary, "--conv", "--samples", str(samples), "--min-ms", str(min_ms)]
+def run_ours(binary: str, samples: int, min_ms: int, only: str) -> list[dict]:
+    cmd = [binary, "--conv", "--samples", str(samples), "--min-ms", str(min_ms), "--only", only]
     log("running: " + " ".join(cmd))
     try:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -161,7 +161,7 @@ def main() -> int:
     geometry: dict[str, dict] = {}
     for r in range(args.rounds):
         log(f"round {r + 1}/{args.rounds}: libmvision")
-        for row in run_ours(args.mvision, args.samples, args.min_ms):
+        for row in run_ours(args.mvision, args.samples, args.min_ms, args.only):
             if args.only not in row["shape"]:
                 continue
             key = (row["shape"], row["method"])

@@ -5,8 +5,10 @@
 //!
 //! ```sh
 //! cargo run --release -p mvision-benches --example nn_bench -- [--samples N] [--min-ms T] \
-//!     [--gemm] [--conv] [--naive-max N] [--sweep]
+//!     [--gemm] [--conv] [--naive-max N] [--sweep] [--only SUBSTR]
 //! ```
+//!
+//! `--only` keeps the conv shapes whose id contains `SUBSTR`.
 //!
 //! `--sweep` times only `sgemm` on small cubes (2³…128³), where the `gemm` crate's fixed cost
 //! decides the crossover `GEMM_CRATE_MIN_FLOP`.
@@ -79,7 +81,12 @@ fn main() {
         }
     }
     if both || args.iter().any(|a| a == "--conv") {
-        for cs in conv_shapes() {
+        let only = args
+            .iter()
+            .position(|a| a == "--only")
+            .and_then(|i| args.get(i + 1))
+            .map_or("", |s| s.as_str());
+        for cs in conv_shapes().into_iter().filter(|c| c.id.contains(only)) {
             for method in conv_methods(&cs.shape).expect("valid shape") {
                 let mut case = ConvCase::new(method, cs.shape).expect("case");
                 let s = time(|| case.run().expect("runs"), samples, min);

@@ -266,16 +266,21 @@ pub fn alexnet_conv_shapes() -> Vec<ConvShape> {
     .collect()
 }
 
-/// The methods measured on `shape`: direct, im2col, MEC, MFCA with the paper's `m`.
+/// The methods measured on `shape`: direct, im2col, MEC, MFCA with the paper's `m`, and
+/// Winograd where it applies (3×3, stride 1, dilation 1).
 pub fn conv_methods(shape: &Conv2dShape) -> Result<Vec<ConvMethod>> {
-    Ok(vec![
+    let mut v = vec![
         ConvMethod::Direct,
         ConvMethod::Im2col,
         ConvMethod::Mec,
         ConvMethod::Mfca {
             m: mfca_best_m(shape)?,
         },
-    ])
+    ];
+    if workspace_len(ConvMethod::Winograd, shape).is_ok() {
+        v.push(ConvMethod::Winograd);
+    }
+    Ok(v)
 }
 
 /// One convolution ready to run.

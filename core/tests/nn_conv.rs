@@ -5,6 +5,16 @@
 //!
 //! Tolerance: `(K + 2)·ε` (ε = 2⁻²³) relative to `Σ|x||w| + |bias|` per output, K the number of
 //! products (as in `nn_gemm.rs`).
+//!
+//! Winograd F(2×2, 3×3) computes `Aᵀ[Σ_c (G g_c Gᵀ) ⊙ (Bᵀ d_c B)]A + bias` instead, so its
+//! rounding error is bounded by the same computation on absolute values (standard forward
+//! error analysis of sums): `|err| ≤ γ·(|Aᵀ|[Σ_c (|G||g_c||Gᵀ|) ⊙ (|Bᵀ||d_c||B|)]|A| + |bias|)`
+//! with `γ = (C + 12)·ε`, `C = c_in/groups`: each value passes through at most 4 roundings in
+//! the weight transform (two 3-term sums; the ½ is exact), 2 in the input transform, 1 product,
+//! `C − 1` in the GEMM sum, 4 in the output transform and 1 for the bias (`C + 11`, plus one for
+//! the `γ_n ≤ n·ε/(1 − n·ε)` slack). The transformed magnitudes exceed `Σ|x||w|` (a 4×4 patch
+//! and whole kernel per element), which is why Winograd may lose a few more bits than the
+//! other methods; the bound is computed per output in f64 (`winograd_bound`).
 
 #[allow(dead_code)]
 #[path = "common/mod.rs"]
@@ -69,6 +79,84 @@ fn reference(s: &Conv2dShape, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Ve
     (out, mag)
 }
 
+/// The Winograd F(2×2, 3×3) error bound of the module docs, per output (f64).
+fn winograd_bound(s: &Conv2dShape, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> Vec<f64> {
+    const BT: [[f64; 4]; 4] = [
+        [1.0, 0.0, 1.0, 0.0],
+        [0.0, 1.0, 1.0, 0.0],
+        [0.0, 1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0, 1.0],
+    ];
+    const G: [[f64; 3]; 4] = [
+        [1.0, 0.0, 0.0],
+        [0.5, 0.5, 0.5],
+        [0.5, 0.5, 0.5],
+        [0.0, 0.0, 1.0],
+    ];
+    const AT: [[f64; 4]; 2] = [[1.0, 1.0, 1.0, 0.0], [0.0, 1.0, 1.0, 1.0]];
+    let d = s.dims().unwrap();
+    let (cg, ocg) = (s.c_in / s.groups, s.c_out / s.groups);
+    let gamma = (cg as f64 + 12.0) * f32::EPSILON as f64;
+    let mut out = vec![0.0; d.output_len];
+    for b in 0..s.n {
+        for oc in 0..s.c_out {
+            let g = oc / ocg;
+            for ty in 0..d.out_h.div_ceil(2) {
+                for tx in 0..d.out_w.div_ceil(2) {
+                    let mut p = [[0.0f64; 4]; 4];
+                    for icg in 0..cg {
+                        let ic = g * cg + icg;
+                        let mut dp = [[0.0f64; 4]; 4];
+                        for (r, row) in dp.iter_mut().enumerate() {
+                            for (q, v) in row.iter_mut().enumerate() {
+                                let iy = (2 * ty + r) as i64 - s.pad_top as i64;
+                                let ix = (2 * tx + q) as i64 - s.pad_left as i64;
+                                if iy >= 0 && ix >= 0 && iy < s.h as i64 && ix < s.w as i64 {
+                                    let at = ((b * s.c_in + ic) * s.h + iy as usize) * s.w;
+                                    *v = (x[at + ix as usize] as f64).abs();
+                                }
+                            }
+                        }
+                        let kern = &w[(oc * cg + icg) * 9..][..9];
+                        for i in 0..4 {
+                            for j in 0..4 {
+                                let (mut u, mut v) = (0.0, 0.0);
+                                for a in 0..3 {
+                                    for c in 0..3 {
+                                        u += G[i][a] * (kern[a * 3 + c] as f64).abs() * G[j][c];
+                                    }
+                                }
+                                for a in 0..4 {
+                                    for c in 0..4 {
+                                        v += BT[i][a] * dp[a][c] * BT[j][c];
+                                    }
+                                }
+                                p[i][j] += u * v;
+                            }
+                        }
+                    }
+                    for (r, a_r) in AT.iter().enumerate() {
+                        for (q, a_q) in AT.iter().enumerate() {
+                            let (oy, ox) = (2 * ty + r, 2 * tx + q);
+                            if oy >= d.out_h || ox >= d.out_w {
+                                continue;
+                            }
+                            let mut y = bias.map_or(0.0, |bs| (bs[oc] as f64).abs());
+                            for (i, p_i) in p.iter().enumerate() {
+                                for (j, p_ij) in p_i.iter().enumerate() {
+                                    y += a_r[i] * p_ij * a_q[j];
+                                }
+                            }
+                            out[((b * s.c_out + oc) * d.out_h + oy) * d.out_w + ox] = gamma * y;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 fn random(rng: &mut Rng, len: usize) -> Vec<f32> {
     (0..len).map(|_| rng.f32_in(-1.0, 1.0)).collect()
 }
@@ -81,6 +169,9 @@ fn methods(s: &Conv2dShape) -> Vec<ConvMethod> {
             v.push(ConvMethod::Mfca { m });
         }
     }
+    if workspace_len(ConvMethod::Winograd, s).is_ok() {
+        v.push(ConvMethod::Winograd);
+    }
     v
 }
 
@@ -92,15 +183,31 @@ fn check_all_methods(s: &Conv2dShape, rng: &mut Rng, with_bias: bool) {
     let bias = with_bias.then_some(&bias[..]);
     let (want, mag) = reference(s, &x, &w, bias);
     let eps = f32::EPSILON as f64 * (d.k as f64 + 2.0);
+    let mut bound: Vec<f64> = mag.iter().map(|m| eps * m).collect();
+    let mut im2col = vec![f32::NAN; d.output_len];
+    let mut ws = vec![f32::NAN; workspace_len(ConvMethod::Im2col, s).unwrap()];
+    conv2d(ConvMethod::Im2col, s, &x, &w, bias, &mut im2col, &mut ws).unwrap();
     for method in methods(s) {
+        let wino = method == ConvMethod::Winograd;
+        if wino {
+            bound = winograd_bound(s, &x, &w, bias);
+        }
         let mut ws = vec![f32::NAN; workspace_len(method, s).unwrap()];
         let mut out = vec![f32::NAN; d.output_len + 3];
         conv2d(method, s, &x, &w, bias, &mut out, &mut ws).unwrap();
-        for (i, (&got, (&r, &m))) in out.iter().zip(want.iter().zip(&mag)).enumerate() {
+        for (i, (&got, (&r, &b))) in out.iter().zip(want.iter().zip(&bound)).enumerate() {
             assert!(
-                (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
+                (got as f64 - r).abs() <= b + f64::MIN_POSITIVE,
                 "{method:?} {s:?}: out[{i}] = {got}, want {r}"
             );
+            if wino {
+                // Against im2col: both within their bounds of the exact value.
+                let tol = b + eps * mag[i] + f64::MIN_POSITIVE;
+                assert!(
+                    (got as f64 - im2col[i] as f64).abs() <= tol,
+                    "{s:?}: out[{i}]"
+                );
+            }
         }
         assert!(
             out[d.output_len..].iter().all(|v| v.is_nan()),
@@ -183,6 +290,125 @@ fn named_shapes_match_the_reference() {
         check_all_methods(&s, &mut rng, true);
         check_all_methods(&s, &mut rng, false);
     }
+}
+
+#[test]
+fn winograd_matches_the_reference_on_random_3x3_shapes() {
+    let mut rng = Rng::new(0x6e6e_636f_6e76_0004);
+    let mut tested = 0;
+    for round in 0..80 {
+        let groups = [1, 1, 1, 2, 3][rng.below(5)];
+        let mut s = Conv2dShape::new(
+            1 + rng.below(2),
+            groups * (1 + rng.below(6)),
+            1 + rng.below(15),
+            1 + rng.below(15),
+            groups * (1 + rng.below(6)),
+            3,
+            3,
+        );
+        s.groups = groups;
+        s.pad_top = rng.below(3);
+        s.pad_bottom = rng.below(3);
+        s.pad_left = rng.below(3);
+        s.pad_right = rng.below(3);
+        if s.dims().is_err() {
+            continue;
+        }
+        tested += 1;
+        check_all_methods(&s, &mut rng, round % 2 == 0);
+    }
+    assert!(tested > 40, "only {tested} valid shapes");
+}
+
+#[test]
+fn winograd_named_shapes() {
+    let mut rng = Rng::new(0x6e6e_636f_6e76_0005);
+    let padded = |n, c, h, w, oc, (t, l, b, r)| {
+        let mut s = Conv2dShape::new(n, c, h, w, oc, 3, 3);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (t, l, b, r);
+        s
+    };
+    let mut grouped = padded(2, 6, 9, 8, 4, (1, 1, 1, 1));
+    grouped.groups = 2;
+    for s in [
+        // 1×1 map (pad 1: one partial tile), one channel in and out.
+        padded(1, 1, 1, 1, 1, (1, 1, 1, 1)),
+        padded(1, 3, 1, 1, 5, (1, 1, 1, 1)),
+        // Odd outputs (partial tiles), unpadded and asymmetric pads.
+        padded(1, 1, 7, 7, 1, (0, 0, 0, 0)),
+        padded(2, 4, 11, 6, 3, (2, 0, 1, 2)),
+        padded(1, 2, 3, 10, 1, (0, 2, 2, 0)),
+        // Batch 2 with even outputs, C = 1 and OC = 1.
+        padded(2, 1, 12, 12, 8, (1, 1, 1, 1)),
+        padded(2, 8, 12, 13, 1, (1, 1, 1, 1)),
+        // Many channels (AlexNet-like, smaller map), groups.
+        padded(1, 256, 5, 5, 24, (1, 1, 1, 1)),
+        padded(1, 64, 13, 13, 96, (1, 1, 1, 1)),
+        grouped,
+    ] {
+        check_all_methods(&s, &mut rng, true);
+        check_all_methods(&s, &mut rng, false);
+    }
+}
+
+#[test]
+fn winograd_rejects_other_kernels() {
+    let ok = Conv2dShape::new(1, 2, 8, 8, 3, 3, 3);
+    assert!(workspace_len(ConvMethod::Winograd, &ok).is_ok());
+    let d = ok.dims().unwrap();
+    for f in [
+        |s: &mut Conv2dShape| s.kh = 2,
+        |s: &mut Conv2dShape| s.kw = 5,
+        |s: &mut Conv2dShape| s.stride_h = 2,
+        |s: &mut Conv2dShape| s.stride_w = 2,
+        |s: &mut Conv2dShape| s.dilation_h = 2,
+        |s: &mut Conv2dShape| s.dilation_w = 2,
+    ] {
+        let mut s = ok;
+        f(&mut s);
+        assert_eq!(
+            workspace_len(ConvMethod::Winograd, &s),
+            Err(Error::InvalidArgument)
+        );
+        assert_eq!(
+            lowered_len(ConvMethod::Winograd, &s),
+            Err(Error::InvalidArgument)
+        );
+        let mut out = vec![7.0f32; d.output_len];
+        let x = vec![1.0f32; d.input_len];
+        let w = vec![1.0f32; 9 * 6 * 3];
+        let mut ws = vec![0.0f32; 1 << 16];
+        assert_eq!(
+            conv2d(ConvMethod::Winograd, &s, &x, &w, None, &mut out, &mut ws),
+            Err(Error::InvalidArgument)
+        );
+        assert!(out.iter().all(|&v| v == 7.0));
+    }
+    // The exact length: 16 planes of min(O, 64)·C, C·T and T·O elements, each rounded up to
+    // an odd number of 16-element lines, + packing, with T = n·⌈Oh/2⌉·⌈Ow/2⌉.
+    let plane = |len: usize| (len.div_ceil(16) | 1) * 16;
+    for (c, o, hw) in [(3, 2, 9), (256, 256, 13), (16, 16, 4)] {
+        let mut s = Conv2dShape::new(2, 2 * c, hw, hw - 1, 2 * o, 3, 3);
+        s.groups = 2;
+        s.pad_top = 1;
+        let t = 2 * (hw - 1).div_ceil(2) * (hw - 3).div_ceil(2);
+        assert_eq!(
+            workspace_len(ConvMethod::Winograd, &s),
+            Ok(16 * (plane(o.min(64) * c) + plane(c * t) + plane(t * o))
+                + gemm_pack_len(t, o.min(64), c))
+        );
+    }
+    assert_eq!(
+        (plane(1), plane(16), plane(32), plane(33)),
+        (16, 16, 48, 48)
+    );
+    let mut big = Conv2dShape::new(usize::MAX / 64, 1, 3, 3, 1, 3, 3);
+    big.c_in = 1;
+    assert_eq!(
+        workspace_len(ConvMethod::Winograd, &big),
+        Err(Error::Overflow)
+    );
 }
 
 /// Seed 004's nine test shapes (input, kernel), single channel, stride 1, no padding. Inputs are
@@ -280,34 +506,49 @@ fn selector_picks_the_first_method_that_fits() {
     let mut dw = Conv2dShape::new(1, 32, 20, 20, 32, 3, 3);
     dw.groups = 32;
     assert_eq!(choose_method(&dw, usize::MAX), Ok(ConvMethod::Direct));
-    // Many output channels: im2col, then MFCA, then MEC, then direct as the budget shrinks.
-    for (c_in, hw, c_out, k) in [
-        (3, 60, 16, 11),
-        (64, 25, 192, 3),
-        (16, 40, 8, 5),
-        (8, 100, 5, 3),
+    // Many output channels: Winograd (3×3, stride 1, ≥ 64 channels both ways), then im2col,
+    // MFCA, MEC and direct as the budget shrinks.
+    for (c_in, hw, c_out, k, stride, winograd) in [
+        (3, 60, 16, 11, 1, false),
+        (64, 25, 192, 3, 1, true),
+        (64, 25, 192, 3, 2, false),
+        (63, 13, 192, 3, 1, false),
+        (256, 13, 64, 3, 1, true),
+        (256, 13, 63, 3, 1, false),
+        (16, 40, 8, 5, 1, false),
+        (8, 100, 5, 3, 1, false),
     ] {
-        let s = Conv2dShape::new(1, c_in, hw, hw, c_out, k, k);
+        let mut s = Conv2dShape::new(1, c_in, hw, hw, c_out, k, k);
+        s.pad_top = 1;
+        s.pad_right = 1;
+        (s.stride_h, s.stride_w) = (stride, stride);
         let len = |m| workspace_len(m, &s).unwrap() * 4;
         let mfca = ConvMethod::Mfca {
             m: mfca_best_m(&s).unwrap(),
         };
-        assert_eq!(choose_method(&s, usize::MAX), Ok(ConvMethod::Im2col));
-        assert_eq!(
-            choose_method(&s, len(ConvMethod::Im2col)),
-            Ok(ConvMethod::Im2col)
-        );
+        let mut order = vec![ConvMethod::Im2col, mfca, ConvMethod::Mec];
+        if winograd {
+            order.insert(0, ConvMethod::Winograd);
+        }
+        assert_eq!(choose_method(&s, usize::MAX), Ok(order[0]));
+        assert_eq!(choose_method(&s, len(order[0])), Ok(order[0]));
         assert_eq!(choose_method(&s, 0), Ok(ConvMethod::Direct));
-        for budget in [
+        let mut budgets = vec![
             len(mfca),
             len(ConvMethod::Mec),
+            len(ConvMethod::Im2col),
             len(ConvMethod::Im2col) - 1,
             100,
-        ] {
+        ];
+        if winograd {
+            budgets.push(len(ConvMethod::Winograd) - 1);
+        }
+        for budget in budgets {
             let m = choose_method(&s, budget).unwrap();
             assert!(len(m) <= budget);
-            let expected = [ConvMethod::Im2col, mfca, ConvMethod::Mec]
-                .into_iter()
+            let expected = order
+                .iter()
+                .copied()
                 .find(|&m| len(m) <= budget)
                 .unwrap_or(ConvMethod::Direct);
             assert_eq!(m, expected, "{s:?} budget {budget}");
@@ -358,6 +599,7 @@ fn errors() {
         ConvMethod::Im2col,
         ConvMethod::Mec,
         ConvMethod::Mfca { m: 2 },
+        ConvMethod::Winograd,
     ] {
         let wl = workspace_len(method, &ok).unwrap();
         let mut ws = vec![0.0f32; wl + 1];
@@ -442,6 +684,7 @@ fn no_heap_use() {
             ConvMethod::Im2col,
             ConvMethod::Mec,
             ConvMethod::Mfca { m: 3 },
+            ConvMethod::Winograd,
         ]);
     }
     let before = counting_alloc::heap_calls();

@@ -10,7 +10,10 @@
 //!   column's `Hp × Kw` input strip once (`Ow × Hp·Kw·C/g`), then one GEMM per output row over an
 //!   overlapping window of that matrix;
 //! * [`ConvMethod::Mfca`]: seed 004's method: split the output into `m` column blocks, lower and
-//!   multiply one block at a time, and copy ("concatenate") its result into the output.
+//!   multiply one block at a time, and copy ("concatenate") its result into the output;
+//! * [`ConvMethod::Winograd`]: Lavin & Gray's F(2×2, 3×3) for 3×3, stride-1, undilated kernels:
+//!   input tiles and weights transformed, 16 GEMMs over all the batch's tiles, 2.25× fewer
+//!   multiplications than im2col on whole tiles.
 //!
 //! Weights are `c_out × c_in/groups × kh × kw` (ONNX / PyTorch order), bias one value per output
 //! channel. [`workspace_len`] gives each method's working memory; [`choose_method`] picks the
@@ -21,6 +24,7 @@
 
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
 use super::tensor::{checked_bytes, checked_product};
+use super::winograd;
 use crate::error::{Error, Result};
 
 /// Geometry of one 2-D convolution. Lengths are in elements; the output size follows from the
@@ -207,6 +211,12 @@ pub enum ConvMethod {
         /// Number of column blocks.
         m: usize,
     },
+    /// Winograd F(2×2, 3×3) (Lavin & Gray 2016): only for 3×3 kernels with stride 1 and
+    /// dilation 1 (any padding, batch and groups); other shapes are [`Error::InvalidArgument`].
+    /// Weights are transformed on every call; results differ from direct summation by a few
+    /// more ulps than the other methods: their error scales with the transformed operands' sizes
+    /// (a 4×4 input patch and a whole kernel per element), not with each `x·w`.
+    Winograd,
 }
 
 fn add(a: usize, b: usize) -> Result<usize> {
@@ -227,13 +237,16 @@ fn mfca_block_w(d: &ConvDims, m: usize) -> Result<usize> {
 /// * Mec: the lowered matrix `Ow·Hp·Kw·C/g`, the weights reordered (`K·c_out/g`), GEMM packing;
 /// * Mfca{m}: one block's lowered matrix `K·Oh·⌈Ow/m⌉`, its `c_out/g × Oh·⌈Ow/m⌉` result, GEMM
 ///   packing;
+/// * Winograd: with `T = n·⌈Oh/2⌉·⌈Ow/2⌉` tiles, `C = c_in/g`, `O = c_out/g`, the transformed
+///   weights `16·O·C`, input `16·C·T` and products `16·O·T`, GEMM packing of `O × T × C`;
 ///
 /// with `K = C/g·Kh·Kw`, `Hp` the padded height and packing [`gemm_pack_len`] of the largest
 /// GEMM. The workspace is reused across images and groups.
 ///
 /// # Errors
 /// Those of [`Conv2dShape::dims`]; [`Error::InvalidArgument`] for an MFCA `m` outside
-/// `1..=out_w`; [`Error::Overflow`] if the length overflows.
+/// `1..=out_w` or Winograd on a shape that is not 3×3, stride 1, dilation 1;
+/// [`Error::Overflow`] if the length overflows.
 pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
     let d = shape.dims()?;
     let (oh, ow, k, ocg) = (d.out_h, d.out_w, d.k, shape.ocg());
@@ -266,6 +279,7 @@ pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
             let result = checked_product(&[ocg, cols])?;
             add(add(lowered, result)?, gemm_pack_len(ocg, cols, k))?
         }
+        ConvMethod::Winograd => winograd::workspace_len(shape, &d)?,
     };
     checked_bytes(len)?;
     Ok(len)
@@ -275,7 +289,8 @@ pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
 /// kernel's `Kh·Kw`), per image and group:
 /// * Direct: 0; Im2col: `K·Oh·Ow` (also for pointwise kernels);
 /// * Mec: `Ow·Hp·Kw·C/g` (one `Hp × Kw` strip per output column);
-/// * Mfca{m}: `K·Oh·⌈Ow/m⌉` (one block at a time).
+/// * Mfca{m}: `K·Oh·⌈Ow/m⌉` (one block at a time);
+/// * Winograd: the transformed input, `16·C/g·n·⌈Oh/2⌉·⌈Ow/2⌉` (for the whole batch).
 ///
 /// # Errors
 /// As [`workspace_len`].
@@ -286,6 +301,16 @@ pub fn lowered_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
         ConvMethod::Im2col => checked_product(&[d.k, d.out_h, d.out_w]),
         ConvMethod::Mec => checked_product(&[d.out_w, d.padded_h, shape.kw, shape.cg()]),
         ConvMethod::Mfca { m } => checked_product(&[d.k, d.out_h, mfca_block_w(&d, m)?]),
+        ConvMethod::Winograd => {
+            winograd::workspace_len(shape, &d)?;
+            checked_product(&[
+                16,
+                shape.cg(),
+                shape.n,
+                d.out_h.div_ceil(2),
+                d.out_w.div_ceil(2),
+            ])
+        }
     }
 }
 
@@ -337,11 +362,27 @@ pub fn mfca_best_m(shape: &Conv2dShape) -> Result<usize> {
 /// between the two measured regimes and is not itself measured.
 pub const DIRECT_MAX_COUT_PER_GROUP: usize = 4;
 
+/// Input and output channels per group from which [`choose_method`] prefers
+/// [`ConvMethod::Winograd`] on 3×3, stride-1, undilated kernels. Measured single-threaded on
+/// an AMD Zen 5 (AVX-512; `gemm-crate` build; `bench/conv_compare.py --samples 5 --min-ms 100`,
+/// best of 2–3 rounds on a shared, noisy machine), Winograd / im2col in ms: FastPoorNet
+/// 64×25²→192 0.676 / 0.859, 192×12²→96 0.275 / 0.341, 96×12²→160 0.219 / 0.250,
+/// 160×12²→144 0.393 / 0.383 (0.325 / 0.427 in an earlier run), 144×12²→160 0.308 / 0.379,
+/// 160×12²→256 0.489 / 0.621; AlexNet 192×13²→384 1.157 / 1.163, 384×13²→256 1.599 / 1.650,
+/// 256×13²→256 1.021 / 1.086. All measured layers have 64–384 channels; on single-channel
+/// maps (seed 004's 3×3 shapes, 56² to 514²) Winograd is 9–24× slower, its transforms not
+/// amortised by a GEMM. Between 1 and 64 channels nothing was measured, so the cut is the
+/// smallest measured count rather than a crossover.
+pub const WINOGRAD_MIN_CHANNELS_PER_GROUP: usize = 64;
+
 /// The fastest method whose [`workspace_len`] fits `budget_bytes` (bytes of `f32` workspace).
 ///
 /// When `c_out/groups ≤` [`DIRECT_MAX_COUT_PER_GROUP`] (single-channel filters, depthwise
-/// layers) that is [`ConvMethod::Direct`], which also needs no workspace. Otherwise the methods
-/// are tried in their measured order of speed on the FastPoorNet layers (single-threaded,
+/// layers) that is [`ConvMethod::Direct`], which also needs no workspace. 3×3, stride-1,
+/// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
+/// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
+/// measured layers, within the noise on three of them, at 1.2–1.8× its workspace). Otherwise, and when Winograd does not fit, the methods are
+/// tried in their measured order of speed on the FastPoorNet layers (single-threaded,
 /// BENCHMARKS.md): im2col (fastest on 5 of 7), MFCA with [`mfca_best_m`] (3–41 % slower than
 /// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
 /// on 6 of 7: its GEMMs have only `out_w` rows), then direct, which always fits.
@@ -354,8 +395,10 @@ pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMet
         return Ok(ConvMethod::Direct);
     }
     let m = mfca_best_m(shape)?;
+    let wide = shape.cg().min(shape.ocg()) >= WINOGRAD_MIN_CHANNELS_PER_GROUP;
+    let winograd = (wide && winograd::applies(shape)).then_some(ConvMethod::Winograd);
     let candidates = [ConvMethod::Im2col, ConvMethod::Mfca { m }, ConvMethod::Mec];
-    for method in candidates {
+    for method in winograd.into_iter().chain(candidates) {
         if let Ok(len) = workspace_len(method, shape) {
             if len.saturating_mul(4) <= budget_bytes {
                 return Ok(method);
@@ -394,6 +437,10 @@ pub fn conv2d(
     {
         return Err(Error::BufferTooSmall);
     }
+    if method == ConvMethod::Winograd {
+        // All images at once: their tiles share each GEMM.
+        return winograd::conv(shape, &d, input, weights, bias, output, workspace);
+    }
     let s = shape;
     let (cg, ocg) = (s.cg(), s.ocg());
     let in_g = cg * s.h * s.w;
@@ -418,6 +465,7 @@ pub fn conv2d(
                 ConvMethod::Im2col => im2col_gemm(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mec => mec(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mfca { m } => mfca(s, &d, m, x, wt, y, workspace)?,
+                ConvMethod::Winograd => {} // Computed above, for the whole batch.
             }
         }
     }

@@ -27,3 +27,4 @@ pub mod plan;
 pub mod pool;
 pub mod reduce;
 pub mod tensor;
+mod winograd;

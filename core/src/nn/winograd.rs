@@ -1,0 +1,355 @@
+//! Winograd's minimal filtering for 3×3, stride-1, undilated convolutions, F(2×2, 3×3) as in
+//! Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks" (2016): every 2×2 block of
+//! outputs ("tile") is `Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A`, with `d` the 4×4 input patch under the tile
+//! and `g` the 3×3 kernel, i.e. 16 multiplications per channel pair instead of 36. Summed over
+//! input channels, the element-wise products become 16 independent matrix products, one per
+//! transform element `ξ`: `M[ξ] = V[ξ] · U[ξ]` with `V[ξ]` the transformed input
+//! (`tiles × c_in/g`) and `U[ξ]` the transformed weights (`c_in/g × c_out/g`), where the tiles
+//! of every image of the batch sit side by side in one dimension, so that each product is as
+//! large as the layer allows. They go through [`sgemm`] (hence through the `gemm` crate on
+//! builds with that feature).
+//!
+//! Weights are transformed on every call (they are borrowed from the model file, so there is no
+//! place to cache them); groups are computed one after the other, reusing the workspace.
+//! Partial tiles at the bottom and right edge read zeros past the padded input and drop the
+//! outputs past `out_h`/`out_w`.
+//!
+//! Rounding: the transforms add and subtract up to 9 values (the `½` of `G` is exact), so the
+//! result can differ from direct summation by a few more ulps than the other methods, relative
+//! to the magnitudes of the transformed operands rather than of the products `x·w`; the tests
+//! state the bound.
+
+use super::conv::{Conv2dShape, ConvDims};
+use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
+use super::tensor::checked_product;
+use crate::error::{Error, Result};
+
+/// Transform elements per tile (4 × 4).
+const XI: usize = 16;
+
+/// Whether Winograd F(2×2, 3×3) applies: a 3×3 kernel, stride 1 and dilation 1 both ways.
+pub(crate) const fn applies(s: &Conv2dShape) -> bool {
+    let dense = s.stride_h == 1 && s.stride_w == 1 && s.dilation_h == 1 && s.dilation_w == 1;
+    s.kh == 3 && s.kw == 3 && dense
+}
+
+/// Tiles of the whole batch: `n · ⌈out_h/2⌉ · ⌈out_w/2⌉`.
+fn tiles(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
+    checked_product(&[s.n, d.out_h.div_ceil(2), d.out_w.div_ceil(2)])
+}
+
+/// Distance between the 16 planes of a transformed matrix of `len` elements: `len` rounded up
+/// to an odd number of 64-byte lines. The transforms write (or read) one element to each plane
+/// per step; with planes a power of two of bytes apart (`c = oc = 256` makes them 256 KiB) the
+/// 16 streams would fall into the same cache sets and evict each other (the weight transform's
+/// share of the time fell when this and the operand layout of `conv` changed together; their
+/// separate effects were not measured).
+fn plane_stride(len: usize) -> Result<usize> {
+    let lines = len.div_ceil(16) | 1;
+    lines.checked_mul(16).ok_or(Error::Overflow)
+}
+
+/// Output channels whose weights are transformed and multiplied at a time, so that `U` holds
+/// `16 × c × OC_BLOCK` values instead of 16/9 of the group's weights (6 MiB on AlexNet's
+/// 384 → 256 layer, 1.5 MiB with blocks). Meant to keep the block in cache for the GEMMs, it
+/// measured neither faster nor slower (best of 4 runs within ±3 % on the nine FastPoorNet and
+/// AlexNet 3×3 layers); it stays for the smaller workspace.
+const OC_BLOCK: usize = 64;
+
+/// Plane strides of `U` (`c × min(oc, OC_BLOCK)`), `V` (`T × c`) and `M` (`T × oc`), per
+/// group.
+struct Planes {
+    u: usize,
+    v: usize,
+    m: usize,
+}
+
+impl Planes {
+    fn new(c: usize, oc: usize, t: usize) -> Result<Self> {
+        Ok(Self {
+            u: plane_stride(checked_product(&[oc.min(OC_BLOCK), c])?)?,
+            v: plane_stride(checked_product(&[c, t])?)?,
+            m: plane_stride(checked_product(&[t, oc])?)?,
+        })
+    }
+}
+
+/// Working memory in `f32` elements: 16 planes each of `U` (`oc·c`), `V` (`c·T`) and `M`
+/// (`T·oc`), each plane rounded up by [`plane_stride`], and the packing of one `T × oc × c`
+/// product, with `c`, `oc` per group and `T` the batch's tiles.
+pub(crate) fn workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
+    if !applies(s) {
+        return Err(Error::InvalidArgument);
+    }
+    let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
+    let p = Planes::new(c, oc, t)?;
+    let planes = [p.u, p.v, p.m]
+        .into_iter()
+        .try_fold(0usize, |a, b| a.checked_add(b))
+        .ok_or(Error::Overflow)?;
+    checked_product(&[XI, planes])?
+        .checked_add(gemm_pack_len(t, oc.min(OC_BLOCK), c))
+        .ok_or(Error::Overflow)
+}
+
+/// `Bᵀ d B` of one 4×4 patch (row-major), `ξ = 4·row + column`.
+#[inline(always)]
+fn input_transform(d: &[[f32; 4]; 4]) -> [f32; XI] {
+    let mut r = [[0.0f32; 4]; 4];
+    for j in 0..4 {
+        r[0][j] = d[0][j] - d[2][j];
+        r[1][j] = d[1][j] + d[2][j];
+        r[2][j] = d[2][j] - d[1][j];
+        r[3][j] = d[1][j] - d[3][j];
+    }
+    let mut v = [0.0f32; XI];
+    for i in 0..4 {
+        v[4 * i] = r[i][0] - r[i][2];
+        v[4 * i + 1] = r[i][1] + r[i][2];
+        v[4 * i + 2] = r[i][2] - r[i][1];
+        v[4 * i + 3] = r[i][1] - r[i][3];
+    }
+    v
+}
+
+/// `Aᵀ m A` of [`LANES`] tiles at once (`m[ξ][l]`): the 2×2 outputs, row-major, per lane.
+#[inline(always)]
+fn output_transform_lanes(m: &[[f32; LANES]; XI]) -> [[f32; LANES]; 4] {
+    type L = [f32; LANES];
+    let sum3 = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| a[l] + b[l] + c[l]) };
+    let diff3 = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| a[l] - b[l] - c[l]) };
+    // s = Aᵀ m (2 × 4), then s A (2 × 2).
+    let s0: [L; 4] = core::array::from_fn(|j| sum3(&m[j], &m[4 + j], &m[8 + j]));
+    let s1: [L; 4] = core::array::from_fn(|j| diff3(&m[4 + j], &m[8 + j], &m[12 + j]));
+    [
+        sum3(&s0[0], &s0[1], &s0[2]),
+        diff3(&s0[1], &s0[2], &s0[3]),
+        sum3(&s1[0], &s1[1], &s1[2]),
+        diff3(&s1[1], &s1[2], &s1[3]),
+    ]
+}
+
+/// Convolves the whole batch (`input`, `weights`, `bias`, `output` as in `conv2d`, already
+/// validated against `s`, `d` and [`workspace_len`]), overwriting `output`.
+pub(crate) fn conv(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+    ws: &mut [f32],
+) -> Result<()> {
+    let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
+    let p = Planes::new(c, oc, t)?;
+    let (u, rest) = ws.split_at_mut(XI * p.u);
+    let (v, rest) = rest.split_at_mut(XI * p.v);
+    let (m, pack) = rest.split_at_mut(XI * p.m);
+    let (rm, no) = (Order::RowMajor, Transpose::No);
+    for g in 0..s.groups {
+        let wg = &weights[g * oc * c * 9..][..oc * c * 9];
+        transform_input(s, d, g, input, c, p.v, v);
+        // M[ξ] (T × oc) = V[ξ] (T × c) · U[ξ] (c × oc), all three row-major: to the gemm crate
+        // (column-major) that is a product with the output channels contiguous, which its
+        // 16-lane kernels fill on every layer with a multiple of 16 channels (the tiles, 49 on
+        // a 13×13 map, would leave a ragged edge), and with both operands already in the
+        // layout it streams from, so that it packs neither (measured: packing the transposed
+        // operands was 15 % of a profile of im2col and Winograd on AlexNet 384→256).
+        for o0 in (0..oc).step_by(OC_BLOCK) {
+            let ob = OC_BLOCK.min(oc - o0);
+            transform_weights(&wg[o0 * c * 9..][..ob * c * 9], c, ob, p.u, u);
+            for xi in 0..XI {
+                let (a, b) = (&v[xi * p.v..][..t * c], &u[xi * p.u..][..c * ob]);
+                let mx = &mut m[xi * p.m + o0..][..(t - 1) * oc + ob];
+                sgemm(rm, no, no, t, ob, c, 1.0, a, c, b, ob, 0.0, mx, oc, pack)?;
+            }
+        }
+        transform_output(s, d, g, bias, m, oc, p.m, output);
+    }
+    Ok(())
+}
+
+/// Output channels whose kernels [`transform_weights`] transforms together, one per lane.
+const LANES: usize = 16;
+
+/// `U[ξ][i][o] = (G g_{o,i} Gᵀ)[ξ]` for the kernels `g_{o,i}` (`w[(o·c + i)·9..]`) of one
+/// group, planes `stride` apart. [`LANES`] output channels at a time, input channels inside:
+/// the reads are 16 sequential streams, each step writes one 64-byte line per plane, and the
+/// arithmetic runs across the lanes (vectorised). Kernel by kernel, with 256 strided read
+/// streams (or writes spread over 16·c lines), the transform took longer than the GEMMs.
+fn transform_weights(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32]) {
+    for o0 in (0..oc).step_by(LANES) {
+        let lanes = LANES.min(oc - o0);
+        for i in 0..c {
+            let g: [[f32; LANES]; 9] = if lanes == LANES {
+                // Whole kernels as fixed-size arrays, then transposed in registers: element by
+                // element through the stack, the gather stalled on store forwarding and took
+                // most of the transform's time.
+                let k: [&[f32; 9]; LANES] = core::array::from_fn(|l| {
+                    let at = ((o0 + l) * c + i) * 9;
+                    w[at..at + 9].try_into().unwrap_or(&[0.0; 9])
+                });
+                core::array::from_fn(|j| core::array::from_fn(|l| k[l][j]))
+            } else {
+                let mut g = [[0.0f32; LANES]; 9];
+                for l in 0..lanes {
+                    let k = &w[((o0 + l) * c + i) * 9..][..9];
+                    for (gk, &v) in g.iter_mut().zip(k) {
+                        gk[l] = v;
+                    }
+                }
+                g
+            };
+            let t = weight_transform_lanes(&g);
+            for (xi, vals) in t.iter().enumerate() {
+                let dst = &mut u[xi * stride + i * oc + o0..];
+                if lanes == LANES {
+                    // A fixed-length copy: with a variable length it is a `memmove` call.
+                    dst[..LANES].copy_from_slice(vals);
+                } else {
+                    dst[..lanes].copy_from_slice(&vals[..lanes]);
+                }
+            }
+        }
+    }
+}
+
+/// `G g Gᵀ` of [`LANES`] 3×3 kernels at once (`g[k][l]`: element `k`, row-major, of kernel
+/// `l`; `ξ = 4·row + column`); every operation is element-wise over the lanes.
+#[inline(always)]
+fn weight_transform_lanes(g: &[[f32; LANES]; 9]) -> [[f32; LANES]; XI] {
+    type L = [f32; LANES];
+    // (a + b + c)/2 and (a − b + c)/2, lane by lane.
+    let plus = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| 0.5 * (a[l] + b[l] + c[l])) };
+    let minus = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| 0.5 * (a[l] - b[l] + c[l])) };
+    // t = G g (4 × 3), row by row.
+    let mut t = [[[0.0f32; LANES]; 3]; 4];
+    for j in 0..3 {
+        let (a, b, c) = (&g[j], &g[3 + j], &g[6 + j]);
+        t[0][j] = *a;
+        t[1][j] = plus(a, b, c);
+        t[2][j] = minus(a, b, c);
+        t[3][j] = *c;
+    }
+    // u = t Gᵀ (4 × 4).
+    let mut u = [[0.0f32; LANES]; XI];
+    for (i, [a, b, c]) in t.iter().enumerate() {
+        u[4 * i] = *a;
+        u[4 * i + 1] = plus(a, b, c);
+        u[4 * i + 2] = minus(a, b, c);
+        u[4 * i + 3] = *c;
+    }
+    u
+}
+
+/// The 4×4 patch of channel plane `xc` (`h × w`) at rows `iy0..iy0 + 4`, columns
+/// `ix0..ix0 + 4` (negative or past the edge: zeros).
+#[inline(always)]
+fn patch(xc: &[f32], h: usize, w: usize, iy0: isize, ix0: isize) -> [[f32; 4]; 4] {
+    let mut dp = [[0.0f32; 4]; 4];
+    if iy0 >= 0 && iy0 + 4 <= h as isize && ix0 >= 0 && ix0 + 4 <= w as isize {
+        let (iy0, ix0) = (iy0 as usize, ix0 as usize);
+        for (r, row) in dp.iter_mut().enumerate() {
+            row.copy_from_slice(&xc[(iy0 + r) * w + ix0..][..4]);
+        }
+        return dp;
+    }
+    for (r, row) in dp.iter_mut().enumerate() {
+        let iy = iy0 + r as isize;
+        if iy < 0 || iy >= h as isize {
+            continue;
+        }
+        let src = &xc[iy as usize * w..][..w];
+        for (q, val) in row.iter_mut().enumerate() {
+            let ix = ix0 + q as isize;
+            if ix >= 0 && ix < w as isize {
+                *val = src[ix as usize];
+            }
+        }
+    }
+    dp
+}
+
+/// `V[ξ][t][i] = (Bᵀ d B)[ξ]` for tile `t` (of image `b` at `(b·th + ty)·tw + tx`) and input
+/// channel `i` of group `g`, planes `stride` apart, zeros outside the input. Channels innermost,
+/// so that each tile writes 16 sequential streams.
+fn transform_input(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    g: usize,
+    x: &[f32],
+    c: usize,
+    stride: usize,
+    v: &mut [f32],
+) {
+    let (h, w) = (s.h, s.w);
+    let (th, tw) = (d.out_h.div_ceil(2), d.out_w.div_ceil(2));
+    for b in 0..s.n {
+        let xb = &x[(b * s.c_in + g * c) * h * w..][..c * h * w];
+        for ty in 0..th {
+            // Patch rows iy0..iy0 + 4 of the unpadded input (negative above it).
+            let iy0 = (2 * ty) as isize - s.pad_top as isize;
+            for tx in 0..tw {
+                let ix0 = (2 * tx) as isize - s.pad_left as isize;
+                let at = ((b * th + ty) * tw + tx) * c;
+                for (i, xc) in xb.chunks_exact(h * w).enumerate() {
+                    let vals = input_transform(&patch(xc, h, w, iy0, ix0));
+                    for (xi, &val) in vals.iter().enumerate() {
+                        v[xi * stride + at + i] = val;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `y = Aᵀ M A + bias` for every output channel of group `g` (`M[ξ][t][o]`, planes `stride`
+/// apart), dropping a partial tile's outputs past the edge. [`LANES`] output channels at a
+/// time: each plane's values for them are contiguous, and the arithmetic runs across lanes.
+#[allow(clippy::too_many_arguments)]
+fn transform_output(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    g: usize,
+    bias: Option<&[f32]>,
+    m: &[f32],
+    oc: usize,
+    stride: usize,
+    y: &mut [f32],
+) {
+    let (oh, ow) = (d.out_h, d.out_w);
+    let (th, tw) = (oh.div_ceil(2), ow.div_ceil(2));
+    for b in 0..s.n {
+        let yb = &mut y[(b * s.c_out + g * oc) * oh * ow..][..oc * oh * ow];
+        for ty in 0..th {
+            let (oy, rows) = (2 * ty, 2.min(oh - 2 * ty));
+            for tx in 0..tw {
+                let (ox, cols) = (2 * tx, 2.min(ow - 2 * tx));
+                let at = ((b * th + ty) * tw + tx) * oc;
+                for o0 in (0..oc).step_by(LANES) {
+                    let lanes = LANES.min(oc - o0);
+                    let mut mt = [[0.0f32; LANES]; XI];
+                    for (xi, val) in mt.iter_mut().enumerate() {
+                        let src = &m[xi * stride + at + o0..];
+                        if lanes == LANES {
+                            val.copy_from_slice(&src[..LANES]);
+                        } else {
+                            val[..lanes].copy_from_slice(&src[..lanes]);
+                        }
+                    }
+                    let out = output_transform_lanes(&mt);
+                    let planes = yb[o0 * oh * ow..].chunks_exact_mut(oh * ow);
+                    for (l, yc) in planes.take(lanes).enumerate() {
+                        let bv = bias.map_or(0.0, |bs| bs[g * oc + o0 + l]);
+                        for r in 0..rows {
+                            let row = &mut yc[(oy + r) * ow + ox..];
+                            for q in 0..cols {
+                                row[q] = out[2 * r + q][l] + bv;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
