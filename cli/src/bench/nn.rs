@@ -192,6 +192,7 @@ fn method_name(m: ConvMethod) -> String {
         ConvMethod::Im2col => "im2col".into(),
         ConvMethod::Mec => "mec".into(),
         ConvMethod::Mfca { m } => format!("mfca[m={m}]"),
+        ConvMethod::Winograd => "winograd".into(),
     }
 }
 
@@ -250,8 +251,8 @@ pub fn run_conv(args: &ConvBenchArgs, out: &mut impl Write) -> Result<()> {
     const W: usize = 24;
     writeln!(
         out,
-        "{:<32}  {:>W$}  {:>W$}  {:>W$}  {:>W$}",
-        "shape", "direct", "im2col", "mec", "mfca"
+        "{:<32}  {:>W$}  {:>W$}  {:>W$}  {:>W$}  {:>W$}",
+        "shape", "direct", "im2col", "mec", "mfca", "winograd (3x3 s1 only)"
     )?;
     for (id, cells) in &rows {
         write!(out, "{id:<32}")?;
