@@ -228,14 +228,9 @@ pub fn sgemm(
     ldc: usize,
     pack: &mut [f32],
 ) -> Result<()> {
-    let sa = operand(order, transa, m, k, lda, a.len())?;
-    let sb = operand(order, transb, k, n, ldb, b.len())?;
-    let sc = operand(order, Transpose::No, m, n, ldc, c.len())?;
-    if pack.len() < gemm_pack_len(m, n, k) {
-        return Err(Error::BufferTooSmall);
-    }
-    gemm_strided(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack, true);
-    Ok(())
+    checked_gemm(
+        order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pack, true,
+    )
 }
 
 /// [`sgemm`] on the portable path only, even when the `gemm-crate` feature is on: what a
@@ -262,13 +257,38 @@ pub fn sgemm_portable(
     ldc: usize,
     pack: &mut [f32],
 ) -> Result<()> {
+    checked_gemm(
+        order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pack, false,
+    )
+}
+
+/// [`sgemm`]'s argument checks, then [`gemm_strided`] (`allow_crate` as there).
+#[allow(clippy::too_many_arguments)]
+fn checked_gemm(
+    order: Order,
+    transa: Transpose,
+    transb: Transpose,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+    beta: f32,
+    c: &mut [f32],
+    ldc: usize,
+    pack: &mut [f32],
+    allow_crate: bool,
+) -> Result<()> {
     let sa = operand(order, transa, m, k, lda, a.len())?;
     let sb = operand(order, transb, k, n, ldb, b.len())?;
     let sc = operand(order, Transpose::No, m, n, ldc, c.len())?;
     if pack.len() < gemm_pack_len(m, n, k) {
         return Err(Error::BufferTooSmall);
     }
-    gemm_strided(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack, false);
+    gemm_strided(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack, allow_crate);
     Ok(())
 }
 
