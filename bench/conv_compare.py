@@ -38,16 +38,15 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import subprocess
 import sys
-import time
 
 try:
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     import onnxruntime as ort
+    from gemm_compare import time_call  # the same timing method as the GEMM comparison
 except ImportError as exc:  # pragma: no cover - depends on the environment
     sys.exit(f"error: {exc.name} is missing; install with: pip install -r models/requirements.txt")
 
@@ -96,25 +95,6 @@ def conv_model(g: dict, seed: int) -> tuple[bytes, np.ndarray]:
     return model.SerializeToString(), x
 
 
-def time_calls(run, samples: int, min_ms: int) -> float:
-    """Median seconds per call: warm-up >= 50 ms, then `samples` batches of >= `min_ms`."""
-    start = time.perf_counter()
-    while time.perf_counter() - start < 0.05:
-        run()
-    per_call = []
-    for _ in range(samples):
-        calls = 0
-        t0 = time.perf_counter()
-        while True:
-            run()
-            calls += 1
-            elapsed = time.perf_counter() - t0
-            if elapsed * 1000 >= min_ms:
-                break
-        per_call.append(elapsed / calls)
-    return statistics.median(per_call)
-
-
 def run_ort(g: dict, samples: int, min_ms: int) -> float:
     model, x = conv_model(g, 1)
     so = ort.SessionOptions()
@@ -128,7 +108,7 @@ def run_ort(g: dict, samples: int, min_ms: int) -> float:
     y = sess.run(None, {"X": x})[0]
     out = ort.OrtValue.ortvalue_from_numpy(np.empty_like(y))
     binding.bind_ortvalue_output("Y", out)
-    return time_calls(lambda: sess.run_with_iobinding(binding), samples, min_ms)
+    return time_call(lambda: sess.run_with_iobinding(binding), samples, min_ms / 1000)
 
 
 def out_shape(g: dict) -> list[int]:
