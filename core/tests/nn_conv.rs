@@ -258,6 +258,38 @@ fn every_method_matches_the_reference_on_random_shapes() {
 }
 
 #[test]
+fn depthwise_3x3_matches_the_reference_on_random_shapes() {
+    // The direct method's one-pass depthwise 3×3 path: border rows and columns, every stride
+    // and padding, maps narrower than the kernel.
+    let mut rng = Rng::new(0x6e6e_636f_6e76_0003);
+    let mut tested = 0;
+    while tested < 200 {
+        let c = 1 + rng.below(4);
+        let mut s = Conv2dShape::new(
+            1 + rng.below(2),
+            c,
+            1 + rng.below(14),
+            1 + rng.below(20),
+            c,
+            3,
+            3,
+        );
+        s.groups = c;
+        s.stride_h = 1 + rng.below(3);
+        s.stride_w = 1 + rng.below(3);
+        s.pad_top = rng.below(3);
+        s.pad_bottom = rng.below(3);
+        s.pad_left = rng.below(3);
+        s.pad_right = rng.below(3);
+        if s.dims().is_err() {
+            continue;
+        }
+        tested += 1;
+        check_all_methods(&s, &mut rng, tested % 2 == 0);
+    }
+}
+
+#[test]
 fn named_shapes_match_the_reference() {
     let mut rng = Rng::new(0x6e6e_636f_6e76_0002);
     // 1×1×1; pointwise (im2col without lowering); a FastPoorNet-like layer; depthwise 3×3

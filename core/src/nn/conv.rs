@@ -461,6 +461,9 @@ pub fn conv2d(
                 None => y.fill(0.0),
             }
             match method {
+                ConvMethod::Direct if s.cg() == 1 && s.ocg() == 1 && is_3x3(s) => {
+                    depthwise3x3(s, &d, x, wt, y)
+                }
                 ConvMethod::Direct => direct(s, &d, x, wt, y),
                 ConvMethod::Im2col => im2col_gemm(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mec => mec(s, &d, x, wt, y, workspace)?,
@@ -486,6 +489,106 @@ fn valid_range(out: usize, size: usize, pad: usize, stride: usize, off: usize) -
         None => 0,
     };
     (lo.min(hi), hi)
+}
+
+/// Whether `s` has a 3×3 kernel without dilation (the [`depthwise3x3`] case).
+const fn is_3x3(s: &Conv2dShape) -> bool {
+    s.kh == 3 && s.kw == 3 && s.dilation_h == 1 && s.dilation_w == 1
+}
+
+/// [`direct`] for one input and one output channel (a depthwise group) with a 3×3 kernel: each
+/// output row is computed in one pass, its nine taps accumulated in a register per output (in
+/// `(ky, kx)` order, like [`direct`]), instead of nine passes over the plane. Rows and columns
+/// whose window crosses the border take the taps that exist.
+fn depthwise3x3(s: &Conv2dShape, d: &ConvDims, x: &[f32], wt: &[f32], y: &mut [f32]) {
+    let (w, ow, sx) = (s.w, d.out_w, s.stride_w);
+    let k: [f32; 9] = core::array::from_fn(|i| wt[i]);
+    // Output columns whose three taps are all inside the row: ox·sx ≥ pad_left and
+    // ox·sx − pad_left + 2 < w.
+    let lo = s.pad_left.div_ceil(sx).min(ow);
+    let hi = if w + s.pad_left >= 3 {
+        ((w + s.pad_left - 3) / sx + 1).clamp(lo, ow)
+    } else {
+        lo
+    };
+    for (oy, out) in y.chunks_exact_mut(ow).enumerate() {
+        let top = oy * s.stride_h;
+        // Input rows of taps ky = 0, 1, 2 (None outside the image).
+        let rows: [Option<&[f32]>; 3] = core::array::from_fn(|ky| {
+            (top + ky)
+                .checked_sub(s.pad_top)
+                .filter(|&iy| iy < s.h)
+                .map(|iy| &x[iy * w..][..w])
+        });
+        // One output from the taps that exist.
+        let edge = |ox: usize, acc: f32| {
+            let mut acc = acc;
+            for (ky, row) in rows.iter().enumerate() {
+                let Some(row) = row else { continue };
+                for kx in 0..3 {
+                    if let Some(ix) = (ox * sx + kx).checked_sub(s.pad_left) {
+                        if ix < w {
+                            acc += k[ky * 3 + kx] * row[ix];
+                        }
+                    }
+                }
+            }
+            acc
+        };
+        let (Some(r0), Some(r1), Some(r2)) = (rows[0], rows[1], rows[2]) else {
+            for (ox, o) in out.iter_mut().enumerate() {
+                *o = edge(ox, *o);
+            }
+            continue;
+        };
+        for (ox, o) in out.iter_mut().enumerate().take(lo) {
+            *o = edge(ox, *o);
+        }
+        for (ox, o) in out.iter_mut().enumerate().skip(hi) {
+            *o = edge(ox, *o);
+        }
+        if hi == lo {
+            continue;
+        }
+        let base = lo * sx - s.pad_left;
+        let n = hi - lo;
+        if sx == 1 {
+            // Contiguous: LLVM vectorises across outputs.
+            let (a0, a1, a2) = (
+                &r0[base..][..n + 2],
+                &r1[base..][..n + 2],
+                &r2[base..][..n + 2],
+            );
+            for (i, o) in out[lo..hi].iter_mut().enumerate() {
+                let mut acc = *o;
+                acc += k[0] * a0[i];
+                acc += k[1] * a0[i + 1];
+                acc += k[2] * a0[i + 2];
+                acc += k[3] * a1[i];
+                acc += k[4] * a1[i + 1];
+                acc += k[5] * a1[i + 2];
+                acc += k[6] * a2[i];
+                acc += k[7] * a2[i + 1];
+                acc += k[8] * a2[i + 2];
+                *o = acc;
+            }
+        } else {
+            for (i, o) in out[lo..hi].iter_mut().enumerate() {
+                let c = base + i * sx;
+                let mut acc = *o;
+                acc += k[0] * r0[c];
+                acc += k[1] * r0[c + 1];
+                acc += k[2] * r0[c + 2];
+                acc += k[3] * r1[c];
+                acc += k[4] * r1[c + 1];
+                acc += k[5] * r1[c + 2];
+                acc += k[6] * r2[c];
+                acc += k[7] * r2[c + 1];
+                acc += k[8] * r2[c + 2];
+                *o = acc;
+            }
+        }
+    }
 }
 
 /// Direct convolution of one image and group, accumulating into `y` (already holding the bias).
