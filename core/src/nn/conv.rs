@@ -560,35 +560,26 @@ fn depthwise3x3(s: &Conv2dShape, d: &ConvDims, x: &[f32], wt: &[f32], y: &mut [f
                 &r2[base..][..n + 2],
             );
             for (i, o) in out[lo..hi].iter_mut().enumerate() {
-                let mut acc = *o;
-                acc += k[0] * a0[i];
-                acc += k[1] * a0[i + 1];
-                acc += k[2] * a0[i + 2];
-                acc += k[3] * a1[i];
-                acc += k[4] * a1[i + 1];
-                acc += k[5] * a1[i + 2];
-                acc += k[6] * a2[i];
-                acc += k[7] * a2[i + 1];
-                acc += k[8] * a2[i + 2];
-                *o = acc;
+                *o = taps9(&k, [a0, a1, a2], i, *o);
             }
         } else {
             for (i, o) in out[lo..hi].iter_mut().enumerate() {
-                let c = base + i * sx;
-                let mut acc = *o;
-                acc += k[0] * r0[c];
-                acc += k[1] * r0[c + 1];
-                acc += k[2] * r0[c + 2];
-                acc += k[3] * r1[c];
-                acc += k[4] * r1[c + 1];
-                acc += k[5] * r1[c + 2];
-                acc += k[6] * r2[c];
-                acc += k[7] * r2[c + 1];
-                acc += k[8] * r2[c + 2];
-                *o = acc;
+                *o = taps9(&k, [r0, r1, r2], base + i * sx, *o);
             }
         }
     }
+}
+
+/// `acc` plus the nine taps `k` on columns `c .. c + 3` of `rows`, in `(ky, kx)` order.
+#[inline(always)]
+fn taps9(k: &[f32; 9], rows: [&[f32]; 3], c: usize, acc: f32) -> f32 {
+    let mut acc = acc;
+    for (ky, row) in rows.iter().enumerate() {
+        acc += k[ky * 3] * row[c];
+        acc += k[ky * 3 + 1] * row[c + 1];
+        acc += k[ky * 3 + 2] * row[c + 2];
+    }
+    acc
 }
 
 /// Direct convolution of one image and group, accumulating into `y` (already holding the bias).
