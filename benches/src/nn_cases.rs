@@ -116,29 +116,14 @@ impl GemmCase {
     pub fn run(&mut self) -> Result<()> {
         let (m, n, k) = (self.m, self.n, self.k);
         match self.variant {
-            GemmVariant::Sgemm => {
+            GemmVariant::Sgemm | GemmVariant::Portable => {
+                let gemm = if self.variant == GemmVariant::Sgemm {
+                    sgemm
+                } else {
+                    sgemm_portable
+                };
                 let (rm, no) = (Order::RowMajor, Transpose::No);
-                sgemm(
-                    rm,
-                    no,
-                    no,
-                    m,
-                    n,
-                    k,
-                    1.0,
-                    &self.a,
-                    k,
-                    &self.b,
-                    n,
-                    0.0,
-                    &mut self.c,
-                    n,
-                    &mut self.work,
-                )
-            }
-            GemmVariant::Portable => {
-                let (rm, no) = (Order::RowMajor, Transpose::No);
-                sgemm_portable(
+                gemm(
                     rm,
                     no,
                     no,

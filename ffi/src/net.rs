@@ -14,6 +14,7 @@
 
 use crate::panic::{guard, guard_value, non_null};
 use crate::status::mv_status::{self, *};
+use mvision_core::nn::graph::Graph;
 use mvision_core::nn::model::Model;
 use mvision_core::nn::plan::{forward, make_plan, Plan, PlanSlot};
 use std::ffi::{c_char, c_void, CString};
@@ -321,6 +322,29 @@ fn elements_of(net: &mv_net, id: u32) -> usize {
     dims_of(net, id).iter().map(|&d| d as usize).product()
 }
 
+/// Writes the shape of tensor `ids(graph)[k]` into `dims[0..4]` (the body of
+/// `mv_net_input_shape` / `mv_net_output_shape`).
+///
+/// # Safety
+/// `net` NULL or a live net; `dims` NULL or writable for 4 values.
+unsafe fn put_shape(
+    net: *const mv_net,
+    k: usize,
+    dims: *mut u32,
+    ids: for<'g> fn(&'g Graph<'g>) -> &'g [u32],
+) -> mv_status {
+    guard(|| {
+        // SAFETY: forwarded contract.
+        let net = unsafe { net_ref(net)? };
+        non_null(dims)?;
+        let &id = ids(net.model.graph())
+            .get(k)
+            .ok_or(MV_STATUS_OUT_OF_BOUNDS)?;
+        // SAFETY: dims is non-null and writable for 4 values (the caller's contract).
+        unsafe { put(dims.cast::<[u32; 4]>(), dims_of(net, id)) }
+    })
+}
+
 /// The shape of input `k` (NCHW: batch, channels, height, width; each ≥ 1) into `dims[0..4]`;
 /// its element count, the product, is what `mv_net_forward` expects for that input.
 ///
@@ -335,19 +359,8 @@ pub unsafe extern "C" fn mv_net_input_shape(
     k: usize,
     dims: *mut u32,
 ) -> mv_status {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let net = unsafe { net_ref(net)? };
-        non_null(dims)?;
-        let &id = net
-            .model
-            .graph()
-            .inputs
-            .get(k)
-            .ok_or(MV_STATUS_OUT_OF_BOUNDS)?;
-        // SAFETY: dims is non-null and writable for 4 values (the caller's contract).
-        unsafe { put(dims.cast::<[u32; 4]>(), dims_of(net, id)) }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { put_shape(net, k, dims, |g| g.inputs) }
 }
 
 /// The shape of output `k` into `dims[0..4]`, as `mv_net_input_shape`.
@@ -363,19 +376,8 @@ pub unsafe extern "C" fn mv_net_output_shape(
     k: usize,
     dims: *mut u32,
 ) -> mv_status {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let net = unsafe { net_ref(net)? };
-        non_null(dims)?;
-        let &id = net
-            .model
-            .graph()
-            .outputs
-            .get(k)
-            .ok_or(MV_STATUS_OUT_OF_BOUNDS)?;
-        // SAFETY: dims is non-null and writable for 4 values (the caller's contract).
-        unsafe { put(dims.cast::<[u32; 4]>(), dims_of(net, id)) }
-    })
+    // SAFETY: forwarded contract.
+    unsafe { put_shape(net, k, dims, |g| g.outputs) }
 }
 
 /// The name of input (`output = false`) or output `k`, or NULL.
