@@ -255,6 +255,11 @@ typedef struct mv_border {
 } mv_border;
 
 /**
+ * A CPU instruction-set level (one of the `MV_CPU_*` values).
+ */
+typedef uint32_t mv_cpu_level;
+
+/**
  * An axis-aligned rectangle in pixels: top-left corner `(x, y)`, `width × height`. Covers
  * columns `x .. x+width−1` and rows `y .. y+height−1`; a non-positive width or height is empty.
  */
@@ -633,6 +638,21 @@ typedef struct mv_tld_params {
 #define MV_BACKEND_ALL ((MV_BACKEND_CPU | MV_BACKEND_OPENCL) | MV_BACKEND_CUDA)
 
 /**
+ * The build target's baseline (x86-64: SSE2; AArch64: NEON); the only level off x86.
+ */
+#define MV_CPU_BASELINE 1
+
+/**
+ * x86-64-v3: AVX2 and FMA.
+ */
+#define MV_CPU_X86_64_V3 2
+
+/**
+ * x86-64-v4: AVX-512 F, BW, DQ and VL.
+ */
+#define MV_CPU_X86_64_V4 3
+
+/**
  * 8-bit unsigned.
  */
 #define MV_PIXEL_U8 1
@@ -959,6 +979,25 @@ mv_status mv_context_sync(struct mv_context *ctx);
  * `ctx` NULL or from `mv_context_create*` and not yet destroyed.
  */
 void mv_context_destroy(struct mv_context *ctx);
+
+/**
+ * The highest level this CPU and operating system support (`MV_CPU_*`).
+ */
+mv_cpu_level mv_cpu_detected(void);
+
+/**
+ * The level in use: the lower of `mv_cpu_detected()` and the cap set by
+ * `mv_cpu_set_max_level` (`MV_CPU_*`).
+ */
+mv_cpu_level mv_cpu_active(void);
+
+/**
+ * Caps the level used from now on, for the whole process (`MV_CPU_X86_64_V4` removes the cap;
+ * a cap above `mv_cpu_detected()` has no effect). Results do not depend on the level.
+ *
+ * Errors: `MV_STATUS_INVALID_ARGUMENT` if `level` is not an `MV_CPU_*` value.
+ */
+mv_status mv_cpu_set_max_level(mv_cpu_level level);
 
 /**
  * Dense `ksize × ksize` convolution (correlation, kernel not flipped) with float coefficients

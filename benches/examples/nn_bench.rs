@@ -40,6 +40,11 @@ fn time(mut run: impl FnMut(), samples: usize, min: Duration) -> f64 {
 }
 
 fn main() {
+    // Same contract as the CLI: MVISION_CPU caps the core's instruction-set level.
+    if let Ok(name) = std::env::var("MVISION_CPU") {
+        let level = mvision_core::cpu::Level::parse(&name).expect("MVISION_CPU: a level name");
+        mvision_core::cpu::set_cap(level);
+    }
     let args: Vec<String> = std::env::args().collect();
     let opt = |name: &str, default: usize| {
         args.iter()

@@ -26,9 +26,9 @@ const BACKENDS: &[(&str, u32)] = &[
     ("cuda", mvision::context::MV_BACKEND_CUDA),
 ];
 
-/// SIMD target features that matter for image kernels, with whether each was compiled in.
-/// Compile-time, not runtime detection: the core has no runtime dispatch, so what the compiler
-/// was allowed to emit is what runs (build with `-C target-cpu=native` to enable more).
+/// SIMD target features that matter for image kernels, with whether each was compiled in
+/// (the baseline of this build). The core's hot loops also carry x86-64-v3/v4 variants chosen at
+/// run time: see `cpu_level` in the report.
 const SIMD_FEATURES: &[(&str, bool)] = &[
     ("sse2", cfg!(target_feature = "sse2")),
     ("sse3", cfg!(target_feature = "sse3")),
@@ -100,6 +100,8 @@ fn collect() -> Value {
             "os": std::env::consts::OS,
             "target": TARGET,
             "simd_features": simd,
+            "cpu_level_detected": mvision_core::cpu::detected().name(),
+            "cpu_level": mvision_core::cpu::active().name(),
         }],
         "gpu_devices": gpus,
     })
@@ -152,6 +154,11 @@ pub fn run(json: bool, out: &mut impl Write) -> Result<()> {
             s(&d["os"])
         );
         text += &format!("    simd:          {}\n", list(&d["simd_features"]));
+        text += &format!(
+            "    cpu level:     {} (detected {}; cap with MVISION_CPU=baseline|x86-64-v3)\n",
+            s(&d["cpu_level"]),
+            s(&d["cpu_level_detected"])
+        );
     }
     for d in info["gpu_devices"].as_array().into_iter().flatten() {
         if let Some(err) = d["error"].as_str() {

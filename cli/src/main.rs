@@ -1,6 +1,7 @@
 //! `mvision`: the libmvision command-line tool.
 //!
-//! * `info` reports the build, the backends and the CPU device;
+//! * `info` reports the build, the backends and the CPU device (`MVISION_CPU` caps the
+//!   instruction-set level of the core's hot loops for any command);
 //! * `filter` runs one core operation on a PNG/JPEG file;
 //! * `demo` runs the whole CPU filter pipeline on a generated image and times it, then tracks
 //!   an object with TLD through a generated sequence and writes an annotated GIF;
@@ -276,8 +277,26 @@ struct DemoArgs {
     tracker: String,
 }
 
+/// Applies `MVISION_CPU` (a level name: `baseline`, `x86-64-v3`, `x86-64-v4`), which caps the
+/// instruction set of the core's hot loops for this process (results are identical; speed is
+/// not). An unknown name is an error rather than silently ignored.
+fn apply_cpu_cap() -> anyhow::Result<()> {
+    if let Some(v) = std::env::var_os("MVISION_CPU") {
+        let name = v.to_string_lossy();
+        let level = mvision_core::cpu::Level::parse(&name).ok_or_else(|| {
+            anyhow::anyhow!("MVISION_CPU={name}: expected baseline, x86-64-v3 or x86-64-v4")
+        })?;
+        mvision_core::cpu::set_cap(level);
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = apply_cpu_cap() {
+        let _ = writeln!(std::io::stderr(), "error: {e:#}");
+        return ExitCode::FAILURE;
+    }
     let mut stdout = std::io::stdout().lock();
     let result = match &cli.command {
         Command::Info { json } => info::run(*json, &mut stdout),

@@ -127,6 +127,19 @@ static void test_version(void)
     }
 }
 
+static void test_cpu_level(void)
+{
+    mv_cpu_level detected = mv_cpu_detected();
+    CHECK(detected >= MV_CPU_BASELINE && detected <= MV_CPU_X86_64_V4);
+    CHECK_INT(mv_cpu_active(), detected);
+    CHECK_INT(mv_cpu_set_max_level(MV_CPU_BASELINE), MV_STATUS_OK);
+    CHECK_INT(mv_cpu_active(), MV_CPU_BASELINE);
+    CHECK_INT(mv_cpu_set_max_level(99), MV_STATUS_INVALID_ARGUMENT);
+    CHECK_INT(mv_cpu_active(), MV_CPU_BASELINE);
+    CHECK_INT(mv_cpu_set_max_level(MV_CPU_X86_64_V4), MV_STATUS_OK);
+    CHECK_INT(mv_cpu_active(), detected);
+}
+
 static void test_status_names(void)
 {
     static const struct {
@@ -1482,6 +1495,7 @@ int main(void)
 
     fill_sources();
     test_version();
+    test_cpu_level();
     test_status_names();
     test_pixel_format_size();
     test_context();

@@ -7,6 +7,8 @@
 //! Layers, bottom up:
 //! * [`pixel`], [`image`]: pixel types and strided image views over caller buffers, validated once
 //!   at construction.
+//! * [`cpu`]: run-time instruction-set levels (x86-64-v3/v4) for the hot loops, detected
+//!   without `std`, with a process-wide cap.
 //! * [`arena`]: typed slices carved from one caller workspace (how stateful objects live in
 //!   caller memory).
 //! * [`geometry`]: integer and float rectangles, intersection, IoU, clamping.
@@ -36,6 +38,7 @@
 
 pub mod arena;
 pub mod border;
+pub mod cpu;
 pub mod edgeboxes;
 pub mod error;
 pub mod filter;

@@ -9,7 +9,7 @@
 //! * objects are freed exactly once by their `_destroy`, which accepts NULL.
 //!
 //! One module per C "class": [`status`], [`image`], [`geometry`], [`filter`], [`integral`],
-//! [`resample`], [`context`], [`buffer`] (device-resident images and `mv_submit_*`), [`tld`]
+//! [`resample`], [`cpu`] (instruction-set levels), [`context`], [`buffer`] (device-resident images and `mv_submit_*`), [`tld`]
 //! (the TLD tracker), [`kcf`] (the KCF and KCFDP trackers), [`net`] (a CNN from a `.mvnn`
 //! model file); [`mod@panic`] holds the boundary
 //! guard, `tracker_handle` the trackers' handle-in-workspace layout.
@@ -18,6 +18,7 @@
 
 pub mod buffer;
 pub mod context;
+pub mod cpu;
 pub mod filter;
 pub mod geometry;
 pub mod image;

@@ -172,12 +172,18 @@ pub(crate) fn conv(
 /// Output channels whose kernels [`transform_weights`] transforms together, one per lane.
 const LANES: usize = 16;
 
-/// `U[ξ][i][o] = (G g_{o,i} Gᵀ)[ξ]` for the kernels `g_{o,i}` (`w[(o·c + i)·9..]`) of one
-/// group, planes `stride` apart. [`LANES`] output channels at a time, input channels inside:
-/// the reads are 16 sequential streams, each step writes one 64-byte line per plane, and the
-/// arithmetic runs across the lanes (vectorised). Kernel by kernel, with 256 strided read
-/// streams (or writes spread over 16·c lines), the transform took longer than the GEMMs.
-fn transform_weights(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32]) {
+crate::cpu::multiversion! {
+    /// `U[ξ][i][o] = (G g_{o,i} Gᵀ)[ξ]` for the kernels `g_{o,i}` (`w[(o·c + i)·9..]`) of one
+    /// group, planes `stride` apart. [`LANES`] output channels at a time, input channels inside:
+    /// the reads are 16 sequential streams, each step writes one 64-byte line per plane, and the
+    /// arithmetic runs across the lanes (vectorised). Kernel by kernel, with 256 strided read
+    /// streams (or writes spread over 16·c lines), the transform took longer than the GEMMs.
+    fn transform_weights(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32])
+        => transform_weights_body
+}
+
+#[inline(always)]
+fn transform_weights_body(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32]) {
     for o0 in (0..oc).step_by(LANES) {
         let lanes = LANES.min(oc - o0);
         for i in 0..c {
@@ -270,10 +276,23 @@ fn patch(xc: &[f32], h: usize, w: usize, iy0: isize, ix0: isize) -> [[f32; 4]; 4
     dp
 }
 
-/// `V[ξ][t][i] = (Bᵀ d B)[ξ]` for tile `t` (of image `b` at `(b·th + ty)·tw + tx`) and input
-/// channel `i` of group `g`, planes `stride` apart, zeros outside the input. Channels innermost,
-/// so that each tile writes 16 sequential streams.
-fn transform_input(
+crate::cpu::multiversion! {
+    /// `V[ξ][t][i] = (Bᵀ d B)[ξ]` for tile `t` (of image `b` at `(b·th + ty)·tw + tx`) and input
+    /// channel `i` of group `g`, planes `stride` apart, zeros outside the input. Channels innermost,
+    /// so that each tile writes 16 sequential streams.
+    fn transform_input(
+        s: &Conv2dShape,
+        d: &ConvDims,
+        g: usize,
+        x: &[f32],
+        c: usize,
+        stride: usize,
+        v: &mut [f32],
+    ) => transform_input_body
+}
+
+#[inline(always)]
+fn transform_input_body(
     s: &Conv2dShape,
     d: &ConvDims,
     g: usize,
@@ -303,11 +322,26 @@ fn transform_input(
     }
 }
 
-/// `y = Aᵀ M A + bias` for every output channel of group `g` (`M[ξ][t][o]`, planes `stride`
-/// apart), dropping a partial tile's outputs past the edge. [`LANES`] output channels at a
-/// time: each plane's values for them are contiguous, and the arithmetic runs across lanes.
+crate::cpu::multiversion! {
+    /// `y = Aᵀ M A + bias` for every output channel of group `g` (`M[ξ][t][o]`, planes `stride`
+    /// apart), dropping a partial tile's outputs past the edge. [`LANES`] output channels at a
+    /// time: each plane's values for them are contiguous, and the arithmetic runs across lanes.
+    #[allow(clippy::too_many_arguments)]
+    fn transform_output(
+        s: &Conv2dShape,
+        d: &ConvDims,
+        g: usize,
+        bias: Option<&[f32]>,
+        m: &[f32],
+        oc: usize,
+        stride: usize,
+        y: &mut [f32],
+    ) => transform_output_body
+}
+
 #[allow(clippy::too_many_arguments)]
-fn transform_output(
+#[inline(always)]
+fn transform_output_body(
     s: &Conv2dShape,
     d: &ConvDims,
     g: usize,
