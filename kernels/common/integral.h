@@ -3,10 +3,12 @@
  * pixels above and left of it; a u32 table of pixels and, on request, a u64 table of squares.
  * All sums are exact (the host rejects images whose total could pass 2^32 - 1).
  *
- * Two passes: mv_integral_rows_u8 writes the prefix sum of every source row into the next table
- * row (one work-group per row, a work-group-wide scan per chunk of MV_LSIZE_X pixels, carried
- * from chunk to chunk); mv_integral_cols then accumulates each table column down the rows (one
- * work-item per column, coalesced across the group).
+ * The host runs the tiled scan below (three launches, each with work for the whole device).
+ * Devices that allow fewer than 32 work-items per group run two passes instead:
+ * mv_integral_rows_u8 writes the prefix sum of every source row into the next table row (one
+ * work-group per row, a work-group-wide scan per chunk of MV_LSIZE_X pixels, carried from chunk
+ * to chunk); mv_integral_cols then accumulates each table column down the rows (one work-item
+ * per column, coalesced across the group).
  *
  * Needs from the prelude MV_KERNEL, MV_GLOBAL, MV_LOCAL_ARRAY, MV_BARRIER, the MV_ indices and
  * the mv_ types; generated: MV_SCAN_MAX (the largest work-group the row pass may run with). */
@@ -178,10 +180,11 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
         cs[k] = 0;
         cq[k] = 0;
     }
+    /* Each band's pixels are loaded one band ahead, so the load overlaps the reduction. */
+    mv_u32 p[MV_IPX];
+    mv_integral_load8(src, src_stride, width, y0 + ly, x, y0 + ly < y_end, p);
     for (int yb = y0; yb < y_end; yb += band) {
         int y = yb + ly;
-        mv_u32 p[MV_IPX];
-        mv_integral_load8(src, src_stride, width, y, x, y < y_end, p);
         mv_u32 rs = 0;
         mv_u64 rq = 0;
         MV_UNROLL
@@ -192,6 +195,7 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
             rs += p[k];
             rq += q;
         }
+        mv_integral_load8(src, src_stride, width, y + band, x, y + band < y_end, p);
         red[lid] = rs;
         red64[lid] = rq;
         MV_BARRIER();
@@ -379,44 +383,40 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
 }
 
 /* Pass 3 for one table (T = mv_u32 for the sums of pixels, mv_u64 with SQ = 1 for the sums of
- * squares), run by the whole work-group of mv_integral_tiles_u8 over its tile: `band`, `carry`
- * and `tot` are that kernel's local arrays seen as T; `col` the scratch C of the tile's row of
- * tiles, `left` E of its column of tiles (unused for tx = 0). Per band of n / 32 rows: load the
- * pixels into local rows, scan each column down from its carry (one work-item per column), scan
- * each row across the tile (8 pixels per work-item in registers, then the 32 lanes' totals), add
- * E, and store the band's table rows coalesced (one work-item per column), zeroing column 0 of
- * the table left of the first tile column. */
-#define MV_INTEGRAL_TILE_PASS(T, SQ, table, stride, col, left, band, carry, tot)               \
+ * squares), run by the whole work-group of mv_integral_tiles_u8 over its tile: `band`, `carry`,
+ * `tot` and `lefts` are that kernel's local arrays seen as T; `col` the scratch C of the tile's
+ * row of tiles, `left` E of its column of tiles (unused for tx = 0).
+ * First the prefix of C across the tile (a row "above" the tile) starts the column carries.
+ * Then per band of n / 32 rows: each work-item scans its 8 pixels of one row in registers, the
+ * 32 lanes of the row scan their totals in local memory, the band's in-tile row prefixes go to
+ * local rows, and one work-item per column runs down them from its carry, adds E and stores the
+ * table row by row (adjacent work-items on adjacent columns). */
+#define MV_INTEGRAL_TILE_PASS(T, SQ, table, stride, col, left, band, carry, tot, lefts)       \
     do {                                                                                      \
-        for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                        \
-            (carry)[c_] = x0 + c_ < width ? (T)(col)[x0 + c_] : (T)0;                         \
+        T v_[MV_IPX];                                                                         \
+        T run_ = 0;                                                                           \
+        MV_UNROLL                                                                             \
+        for (int k_ = 0; k_ < MV_IPX; ++k_) {                                                 \
+            run_ += x + k_ < width && ly == 0 ? (T)(col)[x + k_] : (T)0;                      \
+            v_[k_] = run_;                                                                    \
         }                                                                                     \
-        for (int yb_ = y0; yb_ < y_end; yb_ += rows) {                                        \
-            int y_ = yb_ + ly;                                                                \
-            int in_ = y_ < y_end;                                                             \
-            mv_u32 p_[MV_IPX];                                                                \
-            mv_integral_load8(src, src_stride, width, y_, x, in_, p_);                        \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
-                (band)[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k_)] =                          \
-                    (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                                       \
-            }                                                                                 \
-            MV_BARRIER();                                                                     \
-            for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                    \
-                T a_ = (carry)[c_];                                                           \
-                for (int r_ = 0; r_ < rows; ++r_) {                                           \
-                    a_ += (band)[r_ * MV_IPITCH + MV_IPAD(c_)];                               \
-                    (band)[r_ * MV_IPITCH + MV_IPAD(c_)] = a_;                                \
+        if (lid < MV_ITILE_H) {                                                               \
+            (lefts)[lid] = tx > 0 && y0 + lid < y_end ? (T)(left)[y0 + lid] : (T)0;           \
+        }                                                                                     \
+        /* Each band's pixels are loaded one band ahead, so the load overlaps the scans. */    \
+        mv_u32 p_[MV_IPX];                                                                    \
+        mv_integral_load8(src, src_stride, width, y0 + ly, x, y0 + ly < y_end, p_);           \
+        for (int b_ = -1; b_ < (y_end - y0 + rows - 1) / rows; ++b_) {                        \
+            int yb_ = y0 + b_ * rows;                                                         \
+            if (b_ >= 0) {                                                                    \
+                run_ = 0;                                                                     \
+                MV_UNROLL                                                                     \
+                for (int k_ = 0; k_ < MV_IPX; ++k_) {                                         \
+                    run_ += (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                               \
+                    v_[k_] = run_;                                                            \
                 }                                                                             \
-                (carry)[c_] = a_;                                                             \
-            }                                                                                 \
-            MV_BARRIER();                                                                     \
-            T v_[MV_IPX];                                                                     \
-            T run_ = 0;                                                                       \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
-                run_ += (band)[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k_)];                   \
-                v_[k_] = run_;                                                                \
+                int yn_ = yb_ + rows + ly;                                                    \
+                mv_integral_load8(src, src_stride, width, yn_, x, yn_ < y_end, p_);           \
             }                                                                                 \
             (tot)[lid] = run_;                                                                \
             MV_BARRIER();                                                                     \
@@ -427,23 +427,25 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
                 MV_BARRIER();                                                                 \
             }                                                                                 \
             T l_ = (tot)[lid] - run_;                                                         \
-            if (tx > 0 && in_) {                                                              \
-                l_ += (left)[y_];                                                             \
-            }                                                                                 \
             MV_UNROLL                                                                         \
             for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
                 (band)[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k_)] = l_ + v_[k_];             \
             }                                                                                 \
             MV_BARRIER();                                                                     \
             for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                    \
-                if (x0 + c_ < width) {                                                        \
+                if (b_ < 0) { /* the prefix of C: the carry of every column */                \
+                    (carry)[c_] = (band)[MV_IPAD(c_)];                                        \
+                } else if (x0 + c_ < width) {                                                 \
+                    T a_ = (carry)[c_];                                                       \
                     for (int r_ = 0; r_ < rows && yb_ + r_ < y_end; ++r_) {                   \
+                        a_ += (band)[r_ * MV_IPITCH + MV_IPAD(c_)];                           \
                         (table)[(yb_ + r_ + 1) * (stride) + x0 + c_ + 1] =                    \
-                            (band)[r_ * MV_IPITCH + MV_IPAD(c_)];                             \
+                            a_ + (lefts)[yb_ + r_ - y0];                                      \
                     }                                                                         \
+                    (carry)[c_] = a_;                                                         \
                 }                                                                             \
             }                                                                                 \
-            if (tx == 0 && lid < rows && yb_ + lid < y_end) {                                 \
+            if (b_ >= 0 && tx == 0 && lid < rows && yb_ + lid < y_end) {                      \
                 (table)[(yb_ + lid + 1) * (stride)] = 0;                                      \
             }                                                                                 \
             MV_BARRIER(); /* the next band rewrites band and tot */                           \
@@ -458,43 +460,53 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
         }                                                                                     \
     } while (0)
 
-/* Pass 3: one work-group per tile, as pass 1: the tile's part of sum, then of sqsum (the
- * local arrays are u64 and the u32 pass uses their first halves). */
+/* The work-group's tile, as pass 1 (group g: tx = g % ntx, ty = g / ntx); uniform exit for the
+ * groups past the last tile. */
+#define MV_INTEGRAL_TILE_SETUP()                                                              \
+    int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;                                          \
+    int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;                                         \
+    int g = MV_GROUP_X;                                                                       \
+    if (g >= ntx * nty) {                                                                     \
+        return;                                                                               \
+    }                                                                                         \
+    int lid = MV_LID_X;                                                                       \
+    int n = MV_LSIZE_X;                                                                       \
+    int rows = n / MV_ILANES;                                                                 \
+    int lx = lid % MV_ILANES;                                                                 \
+    int ly = lid / MV_ILANES;                                                                 \
+    int tx = g % ntx;                                                                         \
+    int ty = g / ntx;                                                                         \
+    int x0 = tx * MV_ITILE_W;                                                                 \
+    int y0 = ty * MV_ITILE_H;                                                                 \
+    int y_end = MV_IMIN(y0 + MV_ITILE_H, height);                                             \
+    int x = x0 + lx * MV_IPX;                                                                 \
+    int e_at = nty * width + ntx * height + tx * height
+
+/* Pass 3, the table of pixels: one work-group per tile. Separate from the squares so that
+ * the common case keeps few registers and local memory (more groups per multiprocessor). */
 MV_KERNEL mv_integral_tiles_u8(MV_GLOBAL const mv_u8* src, int src_stride, MV_GLOBAL mv_u32* sum,
-                               int sum_stride, MV_GLOBAL mv_u64* sqsum, int sqsum_stride,
-                               MV_GLOBAL const mv_u32* scratch,
-                               MV_GLOBAL const mv_u64* scratch64, int width, int height,
-                               int want_sq)
+                               int sum_stride, MV_GLOBAL const mv_u32* scratch, int width,
+                               int height)
 {
-    MV_LOCAL_ARRAY(mv_u64, band64, MV_IBAND_MAX * MV_IPITCH);
-    MV_LOCAL_ARRAY(mv_u64, carry64, MV_ITILE_W);
-    MV_LOCAL_ARRAY(mv_u64, tot64, MV_IGROUP_MAX);
-    int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
-    int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;
-    int g = MV_GROUP_X;
-    if (g >= ntx * nty) {
-        return; /* uniform across the group */
-    }
-    int lid = MV_LID_X;
-    int n = MV_LSIZE_X;
-    int rows = n / MV_ILANES;
-    int lx = lid % MV_ILANES;
-    int ly = lid / MV_ILANES;
-    int tx = g % ntx;
-    int ty = g / ntx;
-    int x0 = tx * MV_ITILE_W;
-    int y0 = ty * MV_ITILE_H;
-    int y_end = MV_IMIN(y0 + MV_ITILE_H, height);
-    int x = x0 + lx * MV_IPX;
-    int e_at = nty * width + ntx * height + tx * height;
-    MV_LOCAL mv_u32* band32 = (MV_LOCAL mv_u32*)band64;
-    MV_LOCAL mv_u32* carry32 = (MV_LOCAL mv_u32*)carry64;
-    MV_LOCAL mv_u32* tot32 = (MV_LOCAL mv_u32*)tot64;
-    MV_INTEGRAL_TILE_PASS(mv_u32, 0, sum, sum_stride, scratch + ty * width, scratch + e_at,
-                          band32, carry32, tot32);
-    if (want_sq) {
-        MV_BARRIER(); /* the u32 pass's last reads of carry32 are done */
-        MV_INTEGRAL_TILE_PASS(mv_u64, 1, sqsum, sqsum_stride, scratch64 + ty * width,
-                              scratch64 + e_at, band64, carry64, tot64);
-    }
+    MV_LOCAL_ARRAY(mv_u32, band, MV_IBAND_MAX * MV_IPITCH);
+    MV_LOCAL_ARRAY(mv_u32, carry, MV_ITILE_W);
+    MV_LOCAL_ARRAY(mv_u32, tot, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u32, lefts, MV_ITILE_H);
+    MV_INTEGRAL_TILE_SETUP();
+    MV_INTEGRAL_TILE_PASS(mv_u32, 0, sum, sum_stride, scratch + ty * width, scratch + e_at, band,
+                          carry, tot, lefts);
+}
+
+/* Pass 3, the table of squares (launched only with it). */
+MV_KERNEL mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_stride,
+                                  MV_GLOBAL mv_u64* sqsum, int sqsum_stride,
+                                  MV_GLOBAL const mv_u64* scratch64, int width, int height)
+{
+    MV_LOCAL_ARRAY(mv_u64, band, MV_IBAND_MAX * MV_IPITCH);
+    MV_LOCAL_ARRAY(mv_u64, carry, MV_ITILE_W);
+    MV_LOCAL_ARRAY(mv_u64, tot, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u64, lefts, MV_ITILE_H);
+    MV_INTEGRAL_TILE_SETUP();
+    MV_INTEGRAL_TILE_PASS(mv_u64, 1, sqsum, sqsum_stride, scratch64 + ty * width,
+                          scratch64 + e_at, band, carry, tot, lefts);
 }

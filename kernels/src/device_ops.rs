@@ -225,7 +225,7 @@ macro_rules! device_ops {
                     }
                     return ::core::result::Result::Ok(());
                 }
-                // Held until the three launches are queued: another thread's integral cannot
+                // Held until the three or four launches are queued: another thread's integral cannot
                 // grow (free) the scratch or interleave its own passes with these.
                 let scratch = self.integral_scratch(plan.tiled_scratch())?;
                 for launch in plan.launches(limit, ::core::option::Option::Some(scratch.bufs())) {

@@ -138,8 +138,10 @@ pub mod names {
     pub const INTEGRAL_TILE_SUMS_U8: &str = "mv_integral_tile_sums_u8";
     /// Tiled integral image, pass 2: the carries into each tile from above and from the left.
     pub const INTEGRAL_CARRIES: &str = "mv_integral_carries";
-    /// Tiled integral image, pass 3: each tile's part of the tables.
+    /// Tiled integral image, pass 3: each tile's part of the table of pixels.
     pub const INTEGRAL_TILES_U8: &str = "mv_integral_tiles_u8";
+    /// Tiled integral image, pass 3 of the squares: each tile's part of the table of squares.
+    pub const INTEGRAL_TILES_SQ_U8: &str = "mv_integral_tiles_sq_u8";
     /// One pyramid level down of a `u8` image.
     pub const PYR_DOWN_U8: &str = "mv_pyr_down_u8";
     /// One pyramid level down of an `f32` image.
@@ -203,6 +205,7 @@ impl KernelSet {
                 INTEGRAL_TILE_SUMS_U8,
                 INTEGRAL_CARRIES,
                 INTEGRAL_TILES_U8,
+                INTEGRAL_TILES_SQ_U8,
             ],
             KernelSet::Resample => &[
                 PYR_DOWN_U8,
@@ -261,11 +264,12 @@ impl KernelSet {
                 )
             }
             KernelSet::Integral => {
-                // mv_integral_tiles_u8: a band of up to 8 padded rows (u32 and u64), the column
-                // carries and the lanes' totals; more than the row pass's scan arrays.
+                // mv_integral_tiles_sq_u8: a band of up to 8 padded rows, the column carries,
+                // the lanes' totals and the tile's left carries, all u64; more than the row
+                // pass's scan arrays or the tile sums' arrays.
                 let pitch = INTEGRAL_TILE_W + INTEGRAL_TILE_W / 8;
                 let band = INTEGRAL_GROUP_MAX / 32 * pitch;
-                let tiles = (4 + 8) * (band + INTEGRAL_TILE_W + INTEGRAL_GROUP_MAX);
+                let tiles = 8 * (band + INTEGRAL_TILE_W + INTEGRAL_GROUP_MAX + INTEGRAL_TILE_H);
                 max(tiles, INTEGRAL_SCAN_MAX * (4 + 8))
             }
             KernelSet::Resample => 0,

@@ -85,9 +85,9 @@ impl<B: Copy> IntegralPlan<B> {
     ///
     /// With `scratch` (the driver's buffers of at least [`IntegralPlan::tiled_scratch`] bytes,
     /// the second one only with the squared table) and a [`IntegralPlan::tiled_group`], the
-    /// tiled scan: `mv_integral_tile_sums_u8` and `mv_integral_tiles_u8` with one work-group
-    /// per tile, `mv_integral_carries` with one per 32 columns and one per tile column but the
-    /// first. Otherwise the row pass (`mv_integral_rows_u8`: one work-group per source row,
+    /// tiled scan: `mv_integral_tile_sums_u8`, `mv_integral_tiles_u8` and, with the squared
+    /// table, `mv_integral_tiles_sq_u8` with one work-group per tile, `mv_integral_carries`
+    /// (second) with one per 32 columns and one per tile column but the first. Otherwise the row pass (`mv_integral_rows_u8`: one work-group per source row,
     /// scanning it in chunks of the group's width; with a known [`Limits::simd_width`], cut to
     /// the fewest whole SIMD groups covering the row) and the column pass (`mv_integral_cols`:
     /// one work-item per table column).
@@ -108,13 +108,14 @@ impl<B: Copy> IntegralPlan<B> {
             carries.extend(scratch.iter().cloned());
             carries.extend(dims.iter().cloned());
             carries.push(want_sq.clone());
-            let mut tiles = Vec::with_capacity(11);
-            tiles.extend(self.src);
-            tiles.extend(self.sum);
-            tiles.extend(self.sq);
-            tiles.extend(scratch);
-            tiles.extend(dims);
-            tiles.push(want_sq);
+            let tiles = |table: &[Arg<B>; 2], scratch: &Arg<B>| {
+                let mut args = Vec::with_capacity(7);
+                args.extend(self.src.iter().cloned());
+                args.extend(table.iter().cloned());
+                args.push(scratch.clone());
+                args.extend(dims.iter().cloned());
+                args
+            };
             let carry_groups = w.div_ceil(INTEGRAL_GROUP_MIN) + ntx - 1;
             let launch = |kernel, args, groups: usize| {
                 Launch::new(
@@ -126,11 +127,23 @@ impl<B: Copy> IntegralPlan<B> {
                     [group, 1],
                 )
             };
-            return vec![
+            let mut launches = vec![
                 launch(names::INTEGRAL_TILE_SUMS_U8, sums, ntx * nty),
                 launch(names::INTEGRAL_CARRIES, carries, carry_groups),
-                launch(names::INTEGRAL_TILES_U8, tiles, ntx * nty),
+                launch(
+                    names::INTEGRAL_TILES_U8,
+                    tiles(&self.sum, &scratch[0]),
+                    ntx * nty,
+                ),
             ];
+            if self.want_sq {
+                launches.push(launch(
+                    names::INTEGRAL_TILES_SQ_U8,
+                    tiles(&self.sq, &scratch[1]),
+                    ntx * nty,
+                ));
+            }
+            return launches;
         }
         let group = self.group_limit(kernel_limit);
         let row_group = match self.limits.simd_width {

@@ -260,7 +260,7 @@ fn integral_runs_tiled_where_the_device_allows() {
             bytes_u64: 8 * elems
         }
     );
-    let [sums, carries, tiles] = launches(plan, usize::MAX, Some((8, Some(9))));
+    let [sums, carries, tiles, tiles_sq] = launches(plan, usize::MAX, Some((8, Some(9))));
     assert_eq!(
         (sums.kernel, sums.groups(), sums.local),
         (names::INTEGRAL_TILE_SUMS_U8, [15 * 68, 1], [256, 1])
@@ -274,13 +274,23 @@ fn integral_runs_tiled_where_the_device_allows() {
     assert_eq!(carries.args.len(), 5);
     assert_eq!(
         (tiles.kernel, tiles.groups(), tiles.args.len()),
-        (names::INTEGRAL_TILES_U8, [15 * 68, 1], 11)
+        (names::INTEGRAL_TILES_U8, [15 * 68, 1], 7)
+    );
+    assert_eq!(tiles.args[2..5], [Arg::Buf(2), Arg::I32(3841), Arg::Buf(8)]);
+    assert_eq!(
+        (tiles_sq.kernel, tiles_sq.groups(), tiles_sq.args.len()),
+        (names::INTEGRAL_TILES_SQ_U8, [15 * 68, 1], 7)
     );
     assert_eq!(
-        tiles.args[4..8],
-        [Arg::Buf(3), Arg::I32(3841), Arg::Buf(8), Arg::Buf(9)]
+        tiles_sq.args[2..7],
+        [
+            Arg::Buf(3),
+            Arg::I32(3841),
+            Arg::Buf(9),
+            Arg::I32(3840),
+            Arg::I32(2160)
+        ]
     );
-    assert_eq!(tiles.args[10], Arg::I32(1));
     // Without squares: no u64 scratch, a null one in its place; a kernel limit of 200 gives
     // groups of 128 (four rows of lanes).
     let plan = p.integral_u8(img(1, 1, 1), img(2, 2, 2), None).unwrap();
@@ -290,7 +300,7 @@ fn integral_runs_tiled_where_the_device_allows() {
     let [_, carries, tiles] = launches(plan, 200, Some((8, None)));
     assert_eq!((carries.groups(), carries.local), ([1, 1], [128, 1]));
     assert_eq!(carries.args[1], Arg::Null);
-    assert_eq!(tiles.args[4..6], [Arg::Null, Arg::I32(0)]);
+    assert_eq!(tiles.kernel, names::INTEGRAL_TILES_U8);
     // Too small a group or too little local memory: the row and column passes.
     let plan = p.integral_u8(img(1, 5, 3), img(2, 6, 4), None).unwrap();
     assert_eq!(plan.tiled_group(31), None);
