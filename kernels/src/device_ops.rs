@@ -201,7 +201,8 @@ macro_rules! device_ops {
 
             /// The integral image `sum` and, if given, the squared integral image `sqsum` of a
             /// `u8` image, as `mvision_core::integral::integral_u8`: a tiled scan in three
-            /// launches (tile sums, carries, tiles) through the context's integral scratch, or,
+            /// launches (tile sums, carries, tiles; a fourth for the squares) through the
+            /// context's integral scratch, or,
             /// on a device too small for it, a scan of every row then a running sum down every
             /// column.
             ///

@@ -166,7 +166,7 @@ pub enum Backend {
 pub enum KernelSet {
     /// Dense, separable (box, Gaussian) and Sobel filters; depends on the [`Tile`].
     Filter,
-    /// Integral images (row pass and column pass).
+    /// Integral images (the tiled scan; the row and column passes for small devices).
     Integral,
     /// Pyramid level and bilinear resize.
     Resample,
