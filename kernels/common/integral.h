@@ -383,22 +383,18 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
 }
 
 /* Pass 3 for one table (T = mv_u32 for the sums of pixels, mv_u64 with SQ = 1 for the sums of
- * squares), run by the whole work-group of mv_integral_tiles_u8 over its tile: `band`, `carry`,
- * `tot` and `lefts` are that kernel's local arrays seen as T; `col` the scratch C of the tile's
- * row of tiles, `left` E of its column of tiles (unused for tx = 0).
- * First the prefix of C across the tile (a row "above" the tile) starts the column carries.
- * Then per band of n / 32 rows: each work-item scans its 8 pixels of one row in registers, the
- * 32 lanes of the row scan their totals in local memory, the band's in-tile row prefixes go to
- * local rows, and one work-item per column runs down them from its carry, adds E and stores the
- * table row by row (adjacent work-items on adjacent columns). */
+ * squares), run by the whole work-group of a pass-3 kernel over its tile: `band`, `carry`, `tot`
+ * and `lefts` are that kernel's local arrays of T; `col` the scratch C of the tile's row of
+ * tiles, `left` E of its column of tiles (unused for tx = 0). C is added to the tile's first
+ * row, so the column walks carry it down. Per band of n / 32 rows: each work-item scans its 8
+ * pixels of one row in registers, the 32 lanes of the row scan their totals in local memory,
+ * the band's in-tile row prefixes go to local rows, and one work-item per column runs down them
+ * from its carry, adds E and stores the table row by row (adjacent work-items on adjacent
+ * columns). */
 #define MV_INTEGRAL_TILE_PASS(T, SQ, table, stride, col, left, band, carry, tot, lefts)       \
     do {                                                                                      \
-        T v_[MV_IPX];                                                                         \
-        T run_ = 0;                                                                           \
-        MV_UNROLL                                                                             \
-        for (int k_ = 0; k_ < MV_IPX; ++k_) {                                                 \
-            run_ += x + k_ < width && ly == 0 ? (T)(col)[x + k_] : (T)0;                      \
-            v_[k_] = run_;                                                                    \
+        for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                        \
+            (carry)[c_] = 0;                                                                  \
         }                                                                                     \
         if (lid < MV_ITILE_H) {                                                               \
             (lefts)[lid] = tx > 0 && y0 + lid < y_end ? (T)(left)[y0 + lid] : (T)0;           \
@@ -406,18 +402,21 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
         /* Each band's pixels are loaded one band ahead, so the load overlaps the scans. */    \
         mv_u32 p_[MV_IPX];                                                                    \
         mv_integral_load8(src, src_stride, width, y0 + ly, x, y0 + ly < y_end, p_);           \
-        for (int b_ = -1; b_ < (y_end - y0 + rows - 1) / rows; ++b_) {                        \
-            int yb_ = y0 + b_ * rows;                                                         \
-            if (b_ >= 0) {                                                                    \
-                run_ = 0;                                                                     \
-                MV_UNROLL                                                                     \
-                for (int k_ = 0; k_ < MV_IPX; ++k_) {                                         \
-                    run_ += (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                               \
-                    v_[k_] = run_;                                                            \
+        for (int yb_ = y0; yb_ < y_end; yb_ += rows) {                                        \
+            /* C joins the tile's first row: the column walks carry it down every row. */    \
+            int top_ = yb_ == y0 && ly == 0;                                                  \
+            T v_[MV_IPX];                                                                     \
+            T run_ = 0;                                                                       \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
+                run_ += (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                                   \
+                if (top_ && x + k_ < width) {                                                 \
+                    run_ += (col)[x + k_];                                                    \
                 }                                                                             \
-                int yn_ = yb_ + rows + ly;                                                    \
-                mv_integral_load8(src, src_stride, width, yn_, x, yn_ < y_end, p_);           \
+                v_[k_] = run_;                                                                \
             }                                                                                 \
+            int yn_ = yb_ + rows + ly;                                                        \
+            mv_integral_load8(src, src_stride, width, yn_, x, yn_ < y_end, p_);               \
             (tot)[lid] = run_;                                                                \
             MV_BARRIER();                                                                     \
             for (int off_ = 1; off_ < MV_ILANES; off_ <<= 1) {                                \
@@ -432,20 +431,16 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
                 (band)[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k_)] = l_ + v_[k_];             \
             }                                                                                 \
             MV_BARRIER();                                                                     \
-            for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                    \
-                if (b_ < 0) { /* the prefix of C: the carry of every column */                \
-                    (carry)[c_] = (band)[MV_IPAD(c_)];                                        \
-                } else if (x0 + c_ < width) {                                                 \
-                    T a_ = (carry)[c_];                                                       \
-                    for (int r_ = 0; r_ < rows && yb_ + r_ < y_end; ++r_) {                   \
-                        a_ += (band)[r_ * MV_IPITCH + MV_IPAD(c_)];                           \
-                        (table)[(yb_ + r_ + 1) * (stride) + x0 + c_ + 1] =                    \
-                            a_ + (lefts)[yb_ + r_ - y0];                                      \
-                    }                                                                         \
-                    (carry)[c_] = a_;                                                         \
+            for (int c_ = lid; c_ < MV_ITILE_W && x0 + c_ < width; c_ += n) {                 \
+                T a_ = (carry)[c_];                                                           \
+                for (int r_ = 0; r_ < rows && yb_ + r_ < y_end; ++r_) {                       \
+                    a_ += (band)[r_ * MV_IPITCH + MV_IPAD(c_)];                               \
+                    (table)[(yb_ + r_ + 1) * (stride) + x0 + c_ + 1] =                        \
+                        a_ + (lefts)[yb_ + r_ - y0];                                          \
                 }                                                                             \
+                (carry)[c_] = a_;                                                             \
             }                                                                                 \
-            if (b_ >= 0 && tx == 0 && lid < rows && yb_ + lid < y_end) {                      \
+            if (tx == 0 && lid < rows && yb_ + lid < y_end) {                                 \
                 (table)[(yb_ + lid + 1) * (stride)] = 0;                                      \
             }                                                                                 \
             MV_BARRIER(); /* the next band rewrites band and tot */                           \
