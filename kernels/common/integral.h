@@ -3,10 +3,12 @@
  * pixels above and left of it; a u32 table of pixels and, on request, a u64 table of squares.
  * All sums are exact (the host rejects images whose total could pass 2^32 - 1).
  *
- * Two passes: mv_integral_rows_u8 writes the prefix sum of every source row into the next table
- * row (one work-group per row, a work-group-wide scan per chunk of MV_LSIZE_X pixels, carried
- * from chunk to chunk); mv_integral_cols then accumulates each table column down the rows (one
- * work-item per column, coalesced across the group).
+ * The host runs the tiled scan below (three launches, each with work for the whole device).
+ * Devices that allow fewer than 32 work-items per group run two passes instead:
+ * mv_integral_rows_u8 writes the prefix sum of every source row into the next table row (one
+ * work-group per row, a work-group-wide scan per chunk of MV_LSIZE_X pixels, carried from chunk
+ * to chunk); mv_integral_cols then accumulates each table column down the rows (one work-item
+ * per column, coalesced across the group).
  *
  * Needs from the prelude MV_KERNEL, MV_GLOBAL, MV_LOCAL_ARRAY, MV_BARRIER, the MV_ indices and
  * the mv_ types; generated: MV_SCAN_MAX (the largest work-group the row pass may run with). */
@@ -87,4 +89,419 @@ MV_KERNEL mv_integral_cols(MV_GLOBAL mv_u32* sum, int sum_stride, MV_GLOBAL mv_u
             sqsum[y * sqsum_stride + x] = acc_sq;
         }
     }
+}
+
+/* ---- Tiled scan: three launches, each with work for the whole device ----
+ *
+ * The table is cut into tiles of MV_ITILE_W (256) columns x MV_ITILE_H (32) rows of the source;
+ * tile (tx, ty) starts at source pixel (x0, y0) = (tx * MV_ITILE_W, ty * MV_ITILE_H), and
+ * ntx = ceil(w / MV_ITILE_W), nty = ceil(h / MV_ITILE_H). With C(x) = sum of the source column x
+ * above row y0 and E(y) = I(x0, y + 1) (everything left of the tile in rows <= y), a table entry
+ * of the tile is
+ *     I(x + 1, y + 1) = E(y) + sum over x0 <= x' <= x of (C(x') + sum of column x' in rows y0..y).
+ * 1. mv_integral_tile_sums_u8: each tile's column sums (nty x w) and row sums (ntx x h).
+ * 2. mv_integral_carries: C, the exclusive scan of the column sums over ty (in place), and E,
+ *    for tx >= 1 the inclusive scan down the rows of the row sums left of x0.
+ * 3. mv_integral_tiles_u8: each tile rescans its pixels from C and E and writes its part of
+ *    the table once (plus row 0 / column 0 where it borders them).
+ * The source is read twice (the second time mostly from cache), the table written once; the
+ * scratch holds nty x w + 2 x ntx x h elements (u32, and u64 for the squares: scratch32,
+ * scratch64), laid out as [column sums / C: nty x w][row sums: ntx x h][E: ntx x h].
+ *
+ * Work-groups of n = MV_LSIZE_X work-items, n in {32, 64, 128, 256}: 32 lanes of 8 adjacent
+ * pixels per row (MV_ITILE_W = 32 x 8 columns), n / 32 rows at a time ("a band"); the range is
+ * 1-D. All sums wrap modulo 2^32 / 2^64, which is exact as the true table values fit. */
+
+#define MV_ILANES 32
+#define MV_IPX 8
+/* Local rows are padded by one word per 8 so that lanes 8 words apart hit distinct banks. */
+#define MV_IPITCH (MV_ITILE_W + MV_ITILE_W / 8)
+#define MV_IPAD(c) ((c) + ((c) >> 3))
+#define MV_IBAND_MAX (MV_IGROUP_MAX / MV_ILANES)
+#define MV_IMIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* The 8 pixels of row y at columns x..x+7 (0 outside the image or when !inside), as u32. */
+MV_INLINE void mv_integral_load8(MV_GLOBAL const mv_u8* src, int src_stride, int width, int y,
+                                 int x, int inside, mv_u32* p)
+{
+    MV_GLOBAL const mv_u8* row = src + y * src_stride;
+    if (inside && x + MV_IPX <= width && ((mv_u64)(row + x) & 7) == 0) {
+        mv_u32x2 v = *((MV_GLOBAL const mv_u32x2*)(row + x));
+        p[0] = MV_BYTE(v.x, 0);
+        p[1] = MV_BYTE(v.x, 1);
+        p[2] = MV_BYTE(v.x, 2);
+        p[3] = MV_BYTE(v.x, 3);
+        p[4] = MV_BYTE(v.y, 0);
+        p[5] = MV_BYTE(v.y, 1);
+        p[6] = MV_BYTE(v.y, 2);
+        p[7] = MV_BYTE(v.y, 3);
+    } else {
+        MV_UNROLL
+        for (int k = 0; k < MV_IPX; ++k) {
+            p[k] = inside && x + k < width ? (mv_u32)row[x + k] : 0u;
+        }
+    }
+}
+
+/* Pass 1: one work-group per tile (group g: tx = g % ntx, ty = g / ntx). Writes the tile's
+ * column sums to scratch[ty * width + x] and its row sums to scratch[nty * width + tx * height
+ * + y] (and the sums of squares at the same places of scratch64 when want_sq). */
+MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
+                                   MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scratch64,
+                                   int width, int height, int want_sq)
+{
+    MV_LOCAL_ARRAY(mv_u32, red, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u64, red64, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u64, cols64, MV_IBAND_MAX * MV_IPITCH);
+    MV_LOCAL mv_u32* cols = (MV_LOCAL mv_u32*)cols64;
+    int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
+    int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;
+    int g = MV_GROUP_X;
+    if (g >= ntx * nty) {
+        return; /* uniform across the group */
+    }
+    int lid = MV_LID_X;
+    int n = MV_LSIZE_X;
+    int band = n / MV_ILANES;
+    int lx = lid % MV_ILANES;
+    int ly = lid / MV_ILANES;
+    int tx = g % ntx;
+    int ty = g / ntx;
+    int x0 = tx * MV_ITILE_W;
+    int y0 = ty * MV_ITILE_H;
+    int y_end = MV_IMIN(y0 + MV_ITILE_H, height);
+    int x = x0 + lx * MV_IPX;
+    MV_GLOBAL mv_u32* rows = scratch + nty * width + tx * height;
+    MV_GLOBAL mv_u64* rows64 = scratch64 + nty * width + tx * height;
+    mv_u32 cs[MV_IPX];
+    mv_u64 cq[MV_IPX];
+    MV_UNROLL
+    for (int k = 0; k < MV_IPX; ++k) {
+        cs[k] = 0;
+        cq[k] = 0;
+    }
+    /* Each band's pixels are loaded one band ahead, so the load overlaps the reduction. */
+    mv_u32 p[MV_IPX];
+    mv_integral_load8(src, src_stride, width, y0 + ly, x, y0 + ly < y_end, p);
+    for (int yb = y0; yb < y_end; yb += band) {
+        int y = yb + ly;
+        mv_u32 rs = 0;
+        mv_u64 rq = 0;
+        MV_UNROLL
+        for (int k = 0; k < MV_IPX; ++k) {
+            mv_u32 q = p[k] * p[k];
+            cs[k] += p[k];
+            cq[k] += q;
+            rs += p[k];
+            rq += q;
+        }
+        mv_integral_load8(src, src_stride, width, y + band, x, y + band < y_end, p);
+        red[lid] = rs;
+        red64[lid] = rq;
+        MV_BARRIER();
+        for (int off = MV_ILANES / 2; off > 0; off >>= 1) {
+            if (lx < off) {
+                red[lid] += red[lid + off];
+                if (want_sq) {
+                    red64[lid] += red64[lid + off];
+                }
+            }
+            MV_BARRIER();
+        }
+        if (lx == 0 && y < y_end) {
+            rows[y] = red[lid];
+            if (want_sq) {
+                rows64[y] = red64[lid];
+            }
+        }
+        MV_BARRIER(); /* red is rewritten by the next band */
+    }
+    /* The band's row-lanes hold partial column sums: add them up, u32 then u64 in one array. */
+    MV_UNROLL
+    for (int k = 0; k < MV_IPX; ++k) {
+        cols[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k)] = cs[k];
+    }
+    MV_BARRIER();
+    for (int c = lid; c < MV_ITILE_W; c += n) {
+        mv_u32 s = 0;
+        for (int r = 0; r < band; ++r) {
+            s += cols[r * MV_IPITCH + MV_IPAD(c)];
+        }
+        if (x0 + c < width) {
+            scratch[ty * width + x0 + c] = s;
+        }
+    }
+    if (want_sq) {
+        MV_BARRIER();
+        MV_UNROLL
+        for (int k = 0; k < MV_IPX; ++k) {
+            cols64[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k)] = cq[k];
+        }
+        MV_BARRIER();
+        for (int c = lid; c < MV_ITILE_W; c += n) {
+            mv_u64 q = 0;
+            for (int r = 0; r < band; ++r) {
+                q += cols64[r * MV_IPITCH + MV_IPAD(c)];
+            }
+            if (x0 + c < width) {
+                scratch64[ty * width + x0 + c] = q;
+            }
+        }
+    }
+}
+
+/* Pass 2, for one column x: the column sums of tiles ty in [t0, t1) replaced by their exclusive
+ * scan starting from carry; four loads are issued before their stores. */
+#define MV_INTEGRAL_EXCLUSIVE(T, col, x, width, t0, t1, carry)                                 \
+    do {                                                                                      \
+        T acc_ = (carry);                                                                     \
+        for (int t_ = (t0); t_ < (t1); t_ += 4) {                                             \
+            T v_[4];                                                                          \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < 4; ++k_) {                                                  \
+                v_[k_] = t_ + k_ < (t1) ? (col)[(t_ + k_) * (width) + (x)] : (T)0;            \
+            }                                                                                 \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < 4; ++k_) {                                                  \
+                if (t_ + k_ < (t1)) {                                                         \
+                    (col)[(t_ + k_) * (width) + (x)] = acc_;                                  \
+                }                                                                             \
+                acc_ += v_[k_];                                                               \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+
+/* Pass 2, for rows y in [y0, y1): E(y) = carry + the row sums of tiles left of tx up to y. */
+#define MV_INTEGRAL_LEFT(T, rows, e, tx, height, y0, y1, carry)                               \
+    do {                                                                                      \
+        T acc_ = (carry);                                                                     \
+        for (int y_ = (y0); y_ < (y1); y_ += 4) {                                             \
+            T h_[4];                                                                          \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < 4; ++k_) {                                                  \
+                h_[k_] = 0;                                                                   \
+                if (y_ + k_ < (y1)) {                                                         \
+                    for (int u_ = 0; u_ < (tx); ++u_) {                                       \
+                        h_[k_] += (rows)[u_ * (height) + y_ + k_];                            \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < 4; ++k_) {                                                  \
+                acc_ += h_[k_];                                                               \
+                if (y_ + k_ < (y1)) {                                                         \
+                    (e)[y_ + k_] = acc_;                                                      \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+
+/* Pass 2: groups 0 .. ceil(w / 32) - 1 scan the column sums of 32 columns over ty (n / 32 lanes
+ * of consecutive tiles each, then a scan of the lanes' totals per column); groups after them,
+ * one per tx in 1 .. ntx - 1, compute E for tile column tx (n work-items of consecutive rows
+ * each, then a scan of their totals). Both kinds share one barrier sequence: PoCL mishandles
+ * a return after a barrier in one branch. */
+MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scratch64, int width,
+                              int height, int want_sq)
+{
+    MV_LOCAL_ARRAY(mv_u32, tot, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u64, tot64, MV_IGROUP_MAX);
+    int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
+    int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;
+    int ncol_groups = (width + MV_ILANES - 1) / MV_ILANES;
+    int g = MV_GROUP_X;
+    int lid = MV_LID_X;
+    int n = MV_LSIZE_X;
+    int col_group = g < ncol_groups;
+    /* Column groups: column x, tiles [a, b) of it. Row groups: tile column tx, rows [a, b). */
+    int lx = lid % MV_ILANES;
+    int ly = lid / MV_ILANES;
+    int x = g * MV_ILANES + lx;
+    int tx = g - ncol_groups + 1;
+    int base = nty * width;
+    MV_GLOBAL const mv_u32* rows = scratch + base;
+    MV_GLOBAL const mv_u64* rows64 = scratch64 + base;
+    MV_GLOBAL mv_u32* e = scratch + base + ntx * height + tx * height;
+    MV_GLOBAL mv_u64* e64 = scratch64 + base + ntx * height + tx * height;
+    int a;
+    int b;
+    if (col_group) {
+        int lanes = n / MV_ILANES;
+        int per = (nty + lanes - 1) / lanes;
+        a = x < width ? MV_IMIN(ly * per, nty) : 0;
+        b = x < width ? MV_IMIN(a + per, nty) : 0;
+    } else {
+        int per = (height + n - 1) / n;
+        a = MV_IMIN(lid * per, height);
+        b = MV_IMIN(a + per, height);
+    }
+    mv_u32 s = 0;
+    mv_u64 q = 0;
+    if (col_group) {
+        for (int t = a; t < b; ++t) {
+            s += scratch[t * width + x];
+            if (want_sq) {
+                q += scratch64[t * width + x];
+            }
+        }
+    } else {
+        for (int y = a; y < b; ++y) {
+            for (int u = 0; u < tx; ++u) {
+                s += rows[u * height + y];
+                if (want_sq) {
+                    q += rows64[u * height + y];
+                }
+            }
+        }
+    }
+    tot[lid] = s;
+    tot64[lid] = q;
+    MV_BARRIER();
+    /* Inclusive Hillis-Steele scan of the totals: over the lanes of each column (steps of 32)
+     * or over the whole group; then each work-item's exclusive carry. */
+    for (int off = col_group ? MV_ILANES : 1; off < n; off <<= 1) {
+        mv_u32 v = lid >= off ? tot[lid - off] : 0u;
+        mv_u64 v64 = lid >= off ? tot64[lid - off] : (mv_u64)0;
+        MV_BARRIER();
+        tot[lid] += v;
+        tot64[lid] += v64;
+        MV_BARRIER();
+    }
+    mv_u32 carry = tot[lid] - s;
+    mv_u64 carry64 = tot64[lid] - q;
+    if (col_group) {
+        MV_INTEGRAL_EXCLUSIVE(mv_u32, scratch, x, width, a, b, carry);
+        if (want_sq) {
+            MV_INTEGRAL_EXCLUSIVE(mv_u64, scratch64, x, width, a, b, carry64);
+        }
+    } else {
+        MV_INTEGRAL_LEFT(mv_u32, rows, e, tx, height, a, b, carry);
+        if (want_sq) {
+            MV_INTEGRAL_LEFT(mv_u64, rows64, e64, tx, height, a, b, carry64);
+        }
+    }
+}
+
+/* Pass 3 for one table (T = mv_u32 for the sums of pixels, mv_u64 with SQ = 1 for the sums of
+ * squares), run by the whole work-group of a pass-3 kernel over its tile: `band`, `carry`, `tot`
+ * and `lefts` are that kernel's local arrays of T; `col` the scratch C of the tile's row of
+ * tiles, `left` E of its column of tiles (unused for tx = 0). C is added to the tile's first
+ * row, so the column walks carry it down. Per band of n / 32 rows: each work-item scans its 8
+ * pixels of one row in registers, the 32 lanes of the row scan their totals in local memory,
+ * the band's in-tile row prefixes go to local rows, and one work-item per column runs down them
+ * from its carry, adds E and stores the table row by row (adjacent work-items on adjacent
+ * columns). */
+#define MV_INTEGRAL_TILE_PASS(T, SQ, table, stride, col, left, band, carry, tot, lefts)       \
+    do {                                                                                      \
+        for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                        \
+            (carry)[c_] = 0;                                                                  \
+        }                                                                                     \
+        if (lid < MV_ITILE_H) {                                                               \
+            (lefts)[lid] = tx > 0 && y0 + lid < y_end ? (T)(left)[y0 + lid] : (T)0;           \
+        }                                                                                     \
+        /* Each band's pixels are loaded one band ahead, so the load overlaps the scans. */    \
+        mv_u32 p_[MV_IPX];                                                                    \
+        mv_integral_load8(src, src_stride, width, y0 + ly, x, y0 + ly < y_end, p_);           \
+        for (int yb_ = y0; yb_ < y_end; yb_ += rows) {                                        \
+            /* C joins the tile's first row: the column walks carry it down every row. */    \
+            int top_ = yb_ == y0 && ly == 0;                                                  \
+            T v_[MV_IPX];                                                                     \
+            T run_ = 0;                                                                       \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
+                run_ += (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                                   \
+                if (top_ && x + k_ < width) {                                                 \
+                    run_ += (col)[x + k_];                                                    \
+                }                                                                             \
+                v_[k_] = run_;                                                                \
+            }                                                                                 \
+            int yn_ = yb_ + rows + ly;                                                        \
+            mv_integral_load8(src, src_stride, width, yn_, x, yn_ < y_end, p_);               \
+            (tot)[lid] = run_;                                                                \
+            MV_BARRIER();                                                                     \
+            for (int off_ = 1; off_ < MV_ILANES; off_ <<= 1) {                                \
+                T a_ = lx >= off_ ? (tot)[lid - off_] : (T)0;                                 \
+                MV_BARRIER();                                                                 \
+                (tot)[lid] += a_;                                                             \
+                MV_BARRIER();                                                                 \
+            }                                                                                 \
+            T l_ = (tot)[lid] - run_;                                                         \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
+                (band)[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k_)] = l_ + v_[k_];             \
+            }                                                                                 \
+            MV_BARRIER();                                                                     \
+            for (int c_ = lid; c_ < MV_ITILE_W && x0 + c_ < width; c_ += n) {                 \
+                T a_ = (carry)[c_];                                                           \
+                for (int r_ = 0; r_ < rows && yb_ + r_ < y_end; ++r_) {                       \
+                    a_ += (band)[r_ * MV_IPITCH + MV_IPAD(c_)];                               \
+                    (table)[(yb_ + r_ + 1) * (stride) + x0 + c_ + 1] =                        \
+                        a_ + (lefts)[yb_ + r_ - y0];                                          \
+                }                                                                             \
+                (carry)[c_] = a_;                                                             \
+            }                                                                                 \
+            if (tx == 0 && lid < rows && yb_ + lid < y_end) {                                 \
+                (table)[(yb_ + lid + 1) * (stride)] = 0;                                      \
+            }                                                                                 \
+            MV_BARRIER(); /* the next band rewrites band and tot */                           \
+        }                                                                                     \
+        if (ty == 0) { /* row 0 of the table above the tile, and its corner (0, 0) */         \
+            for (int c_ = lid; c_ < MV_ITILE_W && x0 + c_ < width; c_ += n) {                 \
+                (table)[x0 + c_ + 1] = 0;                                                     \
+            }                                                                                 \
+            if (tx == 0 && lid == 0) {                                                        \
+                (table)[0] = 0;                                                               \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+
+/* The work-group's tile, as pass 1 (group g: tx = g % ntx, ty = g / ntx); uniform exit for the
+ * groups past the last tile. */
+#define MV_INTEGRAL_TILE_SETUP()                                                              \
+    int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;                                          \
+    int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;                                         \
+    int g = MV_GROUP_X;                                                                       \
+    if (g >= ntx * nty) {                                                                     \
+        return;                                                                               \
+    }                                                                                         \
+    int lid = MV_LID_X;                                                                       \
+    int n = MV_LSIZE_X;                                                                       \
+    int rows = n / MV_ILANES;                                                                 \
+    int lx = lid % MV_ILANES;                                                                 \
+    int ly = lid / MV_ILANES;                                                                 \
+    int tx = g % ntx;                                                                         \
+    int ty = g / ntx;                                                                         \
+    int x0 = tx * MV_ITILE_W;                                                                 \
+    int y0 = ty * MV_ITILE_H;                                                                 \
+    int y_end = MV_IMIN(y0 + MV_ITILE_H, height);                                             \
+    int x = x0 + lx * MV_IPX;                                                                 \
+    int e_at = nty * width + ntx * height + tx * height
+
+/* Pass 3, the table of pixels: one work-group per tile. Separate from the squares so that
+ * the common case keeps few registers and local memory (more groups per multiprocessor). */
+MV_KERNEL mv_integral_tiles_u8(MV_GLOBAL const mv_u8* src, int src_stride, MV_GLOBAL mv_u32* sum,
+                               int sum_stride, MV_GLOBAL const mv_u32* scratch, int width,
+                               int height)
+{
+    MV_LOCAL_ARRAY(mv_u32, band, MV_IBAND_MAX * MV_IPITCH);
+    MV_LOCAL_ARRAY(mv_u32, carry, MV_ITILE_W);
+    MV_LOCAL_ARRAY(mv_u32, tot, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u32, lefts, MV_ITILE_H);
+    MV_INTEGRAL_TILE_SETUP();
+    MV_INTEGRAL_TILE_PASS(mv_u32, 0, sum, sum_stride, scratch + ty * width, scratch + e_at, band,
+                          carry, tot, lefts);
+}
+
+/* Pass 3, the table of squares (launched only with it). */
+MV_KERNEL mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_stride,
+                                  MV_GLOBAL mv_u64* sqsum, int sqsum_stride,
+                                  MV_GLOBAL const mv_u64* scratch64, int width, int height)
+{
+    MV_LOCAL_ARRAY(mv_u64, band, MV_IBAND_MAX * MV_IPITCH);
+    MV_LOCAL_ARRAY(mv_u64, carry, MV_ITILE_W);
+    MV_LOCAL_ARRAY(mv_u64, tot, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u64, lefts, MV_ITILE_H);
+    MV_INTEGRAL_TILE_SETUP();
+    MV_INTEGRAL_TILE_PASS(mv_u64, 1, sqsum, sqsum_stride, scratch64 + ty * width,
+                          scratch64 + e_at, band, carry, tot, lefts);
 }

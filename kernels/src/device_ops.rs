@@ -17,6 +17,10 @@
 ///   tables and enqueues it, where `B` is the driver's buffer handle;
 /// * `Context::integral_group_limit(&self) -> Result<usize, Error>` — the largest work-group
 ///   the integral kernels accept once compiled, where the API reports one (else `usize::MAX`);
+/// * `Context::integral_scratch(&self, IntegralScratch) -> Result<G, Error>` — the context's
+///   scratch buffers for the tiled integral scan, grown to at least the sizes asked, behind a
+///   guard `G` that keeps other threads from them until dropped, with `G::bufs(&self) -> (B,
+///   Option<B>)` (the `u32` buffer, and the `u64` one when asked for bytes);
 /// * `DeviceImage::<T>::plan_img(&self) -> Img<B>` — the image as a plan sees it;
 /// * `Error: From<PlanError>`.
 ///
@@ -196,12 +200,15 @@ macro_rules! device_ops {
             }
 
             /// The integral image `sum` and, if given, the squared integral image `sqsum` of a
-            /// `u8` image, as `mvision_core::integral::integral_u8`: a scan of every row (one
-            /// work-group per row), then a running sum down every column.
+            /// `u8` image, as `mvision_core::integral::integral_u8`: a tiled scan in three
+            /// launches (tile sums, carries, tiles; a fourth for the squares) through the
+            /// context's integral scratch, or,
+            /// on a device too small for it, a scan of every row then a running sum down every
+            /// column.
             ///
             /// Errors: `Invalid(SizeMismatch)` unless the tables are `(w + 1) × (h + 1)`;
             /// `Invalid(Overflow)` above `mvision_core::integral::MAX_INTEGRAL_PIXELS`
-            /// pixels; driver errors.
+            /// pixels; driver errors (`OutOfDeviceMemory` when the scratch cannot grow).
             pub fn integral_u8(
                 &self,
                 src: &$img<u8>,
@@ -212,9 +219,20 @@ macro_rules! device_ops {
                 let plan = self
                     .planner()
                     .integral_u8(src.plan_img(), sum.plan_img(), sq)?;
-                let [rows, cols] = plan.launches(self.integral_group_limit()?);
-                self.enqueue(rows)?;
-                self.enqueue(cols)
+                let limit = self.integral_group_limit()?;
+                if plan.tiled_group(limit).is_none() {
+                    for launch in plan.launches(limit, ::core::option::Option::None) {
+                        self.enqueue(launch)?;
+                    }
+                    return ::core::result::Result::Ok(());
+                }
+                // Held until the three or four launches are queued: another thread's integral cannot
+                // grow (free) the scratch or interleave its own passes with these.
+                let scratch = self.integral_scratch(plan.tiled_scratch())?;
+                for launch in plan.launches(limit, ::core::option::Option::Some(scratch.bufs())) {
+                    self.enqueue(launch)?;
+                }
+                ::core::result::Result::Ok(())
             }
 
             /// One Gaussian pyramid level down of a `u8` image, as

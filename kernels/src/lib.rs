@@ -85,6 +85,23 @@ pub const DENSE_ROWS: usize = 2;
 /// kernel's local scan arrays (`12 · MV_SCAN_MAX` bytes).
 pub const INTEGRAL_SCAN_MAX: usize = 256;
 
+/// Source columns of one tile of the tiled integral scan (`MV_ITILE_W`): 32 lanes of 8
+/// adjacent pixels (`kernels/common/integral.h`).
+pub const INTEGRAL_TILE_W: usize = 256;
+
+/// Source rows of one tile of the tiled integral scan (`MV_ITILE_H`, a multiple of
+/// `INTEGRAL_GROUP_MAX / 32`): taller tiles mean fewer column carries to scan, shorter ones
+/// more tiles to spread over the device.
+pub const INTEGRAL_TILE_H: usize = 32;
+
+/// Largest work-group of the tiled integral kernels (`MV_IGROUP_MAX`): it sizes their local
+/// arrays. They run with 32, 64, 128 or 256 work-items (32 lanes × 1 to 8 rows).
+pub const INTEGRAL_GROUP_MAX: usize = 256;
+
+/// Smallest work-group of the tiled integral kernels (one row of 32 lanes); a device that allows
+/// less runs the row and column passes instead.
+pub const INTEGRAL_GROUP_MIN: usize = 32;
+
 /// The kernel code of a border mode and its constant value (`None` unless constant).
 pub fn border_code<T: Copy>(border: &Border<T>) -> (i32, Option<T>) {
     match *border {
@@ -117,6 +134,14 @@ pub mod names {
     pub const INTEGRAL_ROWS_U8: &str = "mv_integral_rows_u8";
     /// Integral image, pass 2: running sums down each table column.
     pub const INTEGRAL_COLS: &str = "mv_integral_cols";
+    /// Tiled integral image, pass 1: column and row sums of each tile.
+    pub const INTEGRAL_TILE_SUMS_U8: &str = "mv_integral_tile_sums_u8";
+    /// Tiled integral image, pass 2: the carries into each tile from above and from the left.
+    pub const INTEGRAL_CARRIES: &str = "mv_integral_carries";
+    /// Tiled integral image, pass 3: each tile's part of the table of pixels.
+    pub const INTEGRAL_TILES_U8: &str = "mv_integral_tiles_u8";
+    /// Tiled integral image, pass 3 of the squares: each tile's part of the table of squares.
+    pub const INTEGRAL_TILES_SQ_U8: &str = "mv_integral_tiles_sq_u8";
     /// One pyramid level down of a `u8` image.
     pub const PYR_DOWN_U8: &str = "mv_pyr_down_u8";
     /// One pyramid level down of an `f32` image.
@@ -141,7 +166,7 @@ pub enum Backend {
 pub enum KernelSet {
     /// Dense, separable (box, Gaussian) and Sobel filters; depends on the [`Tile`].
     Filter,
-    /// Integral images (row pass and column pass).
+    /// Integral images (the tiled scan; the row and column passes for small devices).
     Integral,
     /// Pyramid level and bilinear resize.
     Resample,
@@ -174,7 +199,14 @@ impl KernelSet {
                 SOBEL_U8,
                 SOBEL_F32,
             ],
-            KernelSet::Integral => &[INTEGRAL_ROWS_U8, INTEGRAL_COLS],
+            KernelSet::Integral => &[
+                INTEGRAL_ROWS_U8,
+                INTEGRAL_COLS,
+                INTEGRAL_TILE_SUMS_U8,
+                INTEGRAL_CARRIES,
+                INTEGRAL_TILES_U8,
+                INTEGRAL_TILES_SQ_U8,
+            ],
             KernelSet::Resample => &[
                 PYR_DOWN_U8,
                 PYR_DOWN_F32,
@@ -231,7 +263,15 @@ impl KernelSet {
                     sobel_f32,
                 )
             }
-            KernelSet::Integral => INTEGRAL_SCAN_MAX * (4 + 8),
+            KernelSet::Integral => {
+                // mv_integral_tiles_sq_u8: a band of up to 8 padded rows, the column carries,
+                // the lanes' totals and the tile's left carries, all u64; more than the row
+                // pass's scan arrays or the tile sums' arrays.
+                let pitch = INTEGRAL_TILE_W + INTEGRAL_TILE_W / 8;
+                let band = INTEGRAL_GROUP_MAX / 32 * pitch;
+                let tiles = 8 * (band + INTEGRAL_TILE_W + INTEGRAL_GROUP_MAX + INTEGRAL_TILE_H);
+                max(tiles, INTEGRAL_SCAN_MAX * (4 + 8))
+            }
             KernelSet::Resample => 0,
         }
     }
@@ -295,6 +335,9 @@ pub fn constants() -> String {
          #define MV_BORDER_REFLECT_101 {BORDER_REFLECT_101}\n\
          #define MV_BORDER_CONSTANT {BORDER_CONSTANT}\n\
          #define MV_SCAN_MAX {INTEGRAL_SCAN_MAX}\n\
+         #define MV_ITILE_W {INTEGRAL_TILE_W}\n\
+         #define MV_ITILE_H {INTEGRAL_TILE_H}\n\
+         #define MV_IGROUP_MAX {INTEGRAL_GROUP_MAX}\n\
          #define MV_PX_U8 {PX_U8}\n\
          #define MV_PX_F32 {PX_F32}\n"
     )

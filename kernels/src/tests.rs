@@ -85,6 +85,8 @@ fn constants_come_from_the_core() {
             "MV_RESIZE_FRAC_BITS",
             "MV_BORDER_",
             "MV_SCAN_MAX",
+            "MV_ITILE_",
+            "MV_IGROUP_MAX",
         ] {
             assert!(
                 !body.contains(&format!("#define {name}")),

@@ -21,7 +21,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use mvision_core::Error as CoreError;
-use mvision_kernels::plan::{Arg, Launch, Limits, Planner};
+use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner};
 use mvision_kernels::{KernelSet, Tile};
 
 use crate::device::{self, DeviceInfo};
@@ -51,6 +51,27 @@ pub struct Context {
     pub(crate) stream: Arc<CudaStream>,
     programs: Mutex<HashMap<(KernelSet, Tile), Arc<Module>>>,
     coeffs: Mutex<HashMap<Vec<u8>, CudaSlice<u8>>>,
+    integral_scratch: Mutex<ScratchBufs>,
+}
+
+/// The scratch of the tiled integral scan, grown on demand and kept for the next call.
+#[derive(Debug, Default)]
+struct ScratchBufs {
+    u32: Option<CudaSlice<u8>>,
+    u64: Option<CudaSlice<u8>>,
+}
+
+/// The integral scratch, held from its lookup until the launches that use it are queued.
+pub(crate) struct ScratchGuard<'a> {
+    _bufs: std::sync::MutexGuard<'a, ScratchBufs>,
+    ptrs: (CUdeviceptr, Option<CUdeviceptr>),
+}
+
+impl ScratchGuard<'_> {
+    /// The `u32` buffer, and the `u64` one when asked for.
+    pub(crate) fn bufs(&self) -> (CUdeviceptr, Option<CUdeviceptr>) {
+        self.ptrs
+    }
 }
 
 /// A loaded program and the functions looked up in it so far.
@@ -110,6 +131,7 @@ impl Context {
                 stream,
                 programs: Mutex::new(HashMap::new()),
                 coeffs: Mutex::new(HashMap::new()),
+                integral_scratch: Mutex::new(ScratchBufs::default()),
             })
         })
     }
@@ -194,6 +216,40 @@ impl Context {
     /// kernels (`mvision_kernels::device_ops!` calls it).
     pub(crate) fn integral_group_limit(&self) -> Result<usize> {
         Ok(usize::MAX)
+    }
+
+    /// The scratch of the tiled integral scan, grown to `need` (`mvision_kernels::device_ops!`
+    /// calls it). A smaller buffer it replaces is freed in stream order, after the kernels
+    /// queued earlier that use it.
+    ///
+    /// Errors: [`Error::OutOfDeviceMemory`]; [`Error::Device`].
+    pub(crate) fn integral_scratch(&self, need: IntegralScratch) -> Result<ScratchGuard<'_>> {
+        let mut bufs = self
+            .integral_scratch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let grow = |slot: &mut Option<CudaSlice<u8>>, bytes: usize| -> Result<CUdeviceptr> {
+            if slot.as_ref().is_none_or(|b| b.len() < bytes) {
+                *slot = None; // free first: the new buffer may need the memory
+                let buf = self
+                    .stream
+                    .alloc_zeros::<u8>(bytes.max(1))
+                    .map_err(driver("cuMemAllocAsync"))?;
+                *slot = Some(buf);
+            }
+            let buf = slot.as_ref().expect("allocated above");
+            Ok(buf.device_ptr(&self.stream).0)
+        };
+        let p32 = grow(&mut bufs.u32, need.bytes_u32)?;
+        let p64 = if need.bytes_u64 > 0 {
+            Some(grow(&mut bufs.u64, need.bytes_u64)?)
+        } else {
+            None
+        };
+        Ok(ScratchGuard {
+            _bufs: bufs,
+            ptrs: (p32, p64),
+        })
     }
 
     /// The device addresses of coefficient tables with these bytes, uploading each on first

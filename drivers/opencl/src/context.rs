@@ -15,8 +15,8 @@ use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use mvision_kernels::plan::{Arg, Launch, Limits, Planner};
-use mvision_kernels::{build_options, names, source, Backend, KernelSet, Tile};
+use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner};
+use mvision_kernels::{build_options, source, Backend, KernelSet, Tile};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context as ClContext;
 use opencl3::device::Device;
@@ -24,7 +24,7 @@ use opencl3::error_codes::{
     CL_BUILD_PROGRAM_FAILURE, CL_INVALID_KERNEL_NAME, CL_INVALID_WORK_GROUP_SIZE,
 };
 use opencl3::kernel::Kernel;
-use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_ONLY};
+use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::cl_mem;
 
@@ -56,6 +56,26 @@ struct Built {
 
 type ProgramSlot = Arc<OnceLock<Result<Arc<Built>>>>;
 
+/// The scratch buffers of the tiled integral scan.
+#[derive(Default)]
+struct ScratchBufs {
+    u32: Option<Buffer<u8>>,
+    u64: Option<Buffer<u8>>,
+}
+
+/// The integral scratch, held from its lookup until the launches that use it are queued.
+pub(crate) struct ScratchGuard<'a> {
+    _bufs: std::sync::MutexGuard<'a, ScratchBufs>,
+    mems: (cl_mem, Option<cl_mem>),
+}
+
+impl ScratchGuard<'_> {
+    /// The `u32` buffer, and the `u64` one when asked for.
+    pub(crate) fn bufs(&self) -> (cl_mem, Option<cl_mem>) {
+        self.mems
+    }
+}
+
 /// One OpenCL device with an in-order queue and a program cache.
 ///
 /// Operations enqueue their work and return; [`Context::download`], [`Context::map`] and
@@ -67,6 +87,8 @@ pub struct Context {
     programs: Mutex<HashMap<(KernelSet, Tile), ProgramSlot>>,
     /// Device copies of coefficient tables, by content.
     coeffs: Mutex<HashMap<Vec<u8>, Buffer<u8>>>,
+    /// The scratch of the tiled integral scan (`u32`, `u64`), grown on demand.
+    integral_scratch: Mutex<ScratchBufs>,
     queue: CommandQueue,
     context: ClContext,
     planner: Planner,
@@ -119,6 +141,7 @@ impl Context {
             device,
             programs: Mutex::new(HashMap::new()),
             coeffs: Mutex::new(HashMap::new()),
+            integral_scratch: Mutex::new(ScratchBufs::default()),
             queue,
             context,
             planner,
@@ -236,9 +259,50 @@ impl Context {
     /// (`mvision_kernels::device_ops!` calls it before planning their launches).
     pub(crate) fn integral_group_limit(&self) -> Result<usize> {
         let (set, tile) = (KernelSet::Integral, Tile::DEFAULT);
-        let rows = self.kernel_max_group(set, tile, names::INTEGRAL_ROWS_U8)?;
-        let cols = self.kernel_max_group(set, tile, names::INTEGRAL_COLS)?;
-        Ok(rows.min(cols))
+        set.kernel_names()
+            .iter()
+            .try_fold(usize::MAX, |limit, &name| {
+                Ok(limit.min(self.kernel_max_group(set, tile, name)?))
+            })
+    }
+
+    /// The scratch of the tiled integral scan, grown to `need` (`mvision_kernels::device_ops!`
+    /// calls it). A smaller buffer it replaces is released at once; OpenCL keeps it alive for
+    /// the kernels queued earlier that use it.
+    ///
+    /// Errors: [`Error::OutOfDeviceMemory`]; [`Error::Device`].
+    pub(crate) fn integral_scratch(&self, need: IntegralScratch) -> Result<ScratchGuard<'_>> {
+        let mut bufs = self
+            .integral_scratch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let grow = |slot: &mut Option<Buffer<u8>>, bytes: usize| -> Result<cl_mem> {
+            if slot.as_ref().is_none_or(|b| b.size().unwrap_or(0) < bytes) {
+                *slot = None;
+                // SAFETY: no host pointer is passed; the buffer is only written by kernels.
+                let buf = unsafe {
+                    Buffer::<u8>::create(
+                        &self.context,
+                        CL_MEM_READ_WRITE,
+                        bytes.max(1),
+                        ptr::null_mut(),
+                    )
+                }
+                .map_err(Error::cl("clCreateBuffer"))?;
+                *slot = Some(buf);
+            }
+            Ok(slot.as_ref().expect("allocated above").get())
+        };
+        let m32 = grow(&mut bufs.u32, need.bytes_u32)?;
+        let m64 = if need.bytes_u64 > 0 {
+            Some(grow(&mut bufs.u64, need.bytes_u64)?)
+        } else {
+            None
+        };
+        Ok(ScratchGuard {
+            _bufs: bufs,
+            mems: (m32, m64),
+        })
     }
 
     /// Sets the arguments of `launch` on its kernel (copying its coefficient tables into

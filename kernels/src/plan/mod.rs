@@ -14,7 +14,7 @@ mod resample;
 #[cfg(test)]
 mod tests;
 
-pub use resample::IntegralPlan;
+pub use resample::{IntegralPlan, IntegralScratch};
 
 use mvision_core::{Border, Error as CoreError};
 

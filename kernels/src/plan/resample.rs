@@ -6,63 +6,184 @@ use mvision_core::pyramid::pyr_down_size;
 use mvision_core::{Border, Error as CoreError};
 
 use super::{border_f32, border_u8, same_size, Arg, Img, Launch, Limits, PlanError, Planner};
-use crate::{names, KernelSet, Tile, INTEGRAL_SCAN_MAX};
+use crate::{
+    names, KernelSet, Tile, INTEGRAL_GROUP_MAX, INTEGRAL_GROUP_MIN, INTEGRAL_SCAN_MAX,
+    INTEGRAL_TILE_H, INTEGRAL_TILE_W,
+};
 
-/// A validated integral image: its two launches, whose work-group size waits for the limit
-/// the driver may only learn by compiling the program ([`IntegralPlan::launches`]).
+/// A validated integral image: its launches, whose work-group size waits for the limit the
+/// driver may only learn by compiling the program, and whose scratch the driver provides
+/// ([`IntegralPlan::launches`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct IntegralPlan<B> {
-    rows: Vec<Arg<B>>,
-    cols: Vec<Arg<B>>,
+    src: [Arg<B>; 2],
+    sum: [Arg<B>; 2],
+    sq: [Arg<B>; 2],
+    want_sq: bool,
     size: (usize, usize),
     limits: Limits,
 }
 
-impl<B> IntegralPlan<B> {
-    /// The row pass (`mv_integral_rows_u8`: one work-group per source row, scanning it in
-    /// chunks of the group's width) and the column pass (`mv_integral_cols`: one work-item per
-    /// table column), to be enqueued in this order.
-    ///
-    /// Work-groups have at most [`INTEGRAL_SCAN_MAX`] work-items, and at most what the device
-    /// allows along x and in total, and `kernel_limit` (the largest group the compiled kernels
-    /// accept, where the API reports one; else `usize::MAX`). With a known
-    /// [`Limits::simd_width`], a row's group is cut to the fewest whole SIMD groups covering the
-    /// row.
-    pub fn launches(self, kernel_limit: usize) -> [Launch<B>; 2] {
-        let (w, h) = self.size;
-        let group = INTEGRAL_SCAN_MAX
+/// Device scratch of the tiled integral scan ([`IntegralPlan::tiled_scratch`]): the column sums
+/// of every tile row, and the row sums and left carries of every tile column, as `u32` for the
+/// table of pixels and `u64` for the table of squares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntegralScratch {
+    /// Bytes of the `u32` scratch buffer (`scratch` of `kernels/SPEC.md`).
+    pub bytes_u32: usize,
+    /// Bytes of the `u64` scratch buffer (`scratch64`); 0 without the squared table, whose
+    /// kernels then take a null buffer.
+    pub bytes_u64: usize,
+}
+
+impl<B: Copy> IntegralPlan<B> {
+    /// The largest work-group allowed: at most [`INTEGRAL_SCAN_MAX`] work-items, what the
+    /// device allows along x and in total, and `kernel_limit` (the largest group the compiled
+    /// kernels accept, where the API reports one; else `usize::MAX`).
+    fn group_limit(&self, kernel_limit: usize) -> usize {
+        INTEGRAL_SCAN_MAX
             .min(self.limits.max_group)
             .min(self.limits.max_items[0])
-            .min(kernel_limit);
+            .min(kernel_limit)
+    }
+
+    /// The work-group of the tiled scan (the largest of 256, 128, 64 or 32 work-items within
+    /// the limits, [`INTEGRAL_GROUP_MIN`] … [`INTEGRAL_GROUP_MAX`]), or `None` where the device
+    /// allows fewer than 32 or lacks the local memory: the row and column passes run instead.
+    pub fn tiled_group(&self, kernel_limit: usize) -> Option<usize> {
+        let limit = self.group_limit(kernel_limit).min(INTEGRAL_GROUP_MAX);
+        let local = KernelSet::Integral.local_mem_bytes(Tile::DEFAULT) as u64;
+        if limit < INTEGRAL_GROUP_MIN || self.limits.local_mem_bytes < local {
+            return None;
+        }
+        let mut group = INTEGRAL_GROUP_MIN;
+        while group * 2 <= limit {
+            group *= 2;
+        }
+        Some(group)
+    }
+
+    /// Tiles along x and y of the tiled scan.
+    fn tiles(&self) -> (usize, usize) {
+        let (w, h) = self.size;
+        (w.div_ceil(INTEGRAL_TILE_W), h.div_ceil(INTEGRAL_TILE_H))
+    }
+
+    /// The scratch the tiled scan needs: `nty · w + 2 · ntx · h` elements of each type, `ntx ×
+    /// nty` being its tiles.
+    pub fn tiled_scratch(&self) -> IntegralScratch {
+        let (w, h) = self.size;
+        let (ntx, nty) = self.tiles();
+        let elems = nty * w + 2 * ntx * h;
+        IntegralScratch {
+            bytes_u32: 4 * elems,
+            bytes_u64: if self.want_sq { 8 * elems } else { 0 },
+        }
+    }
+
+    /// The launches, to be enqueued in this order.
+    ///
+    /// With `scratch` (the driver's buffers of at least [`IntegralPlan::tiled_scratch`] bytes,
+    /// the second one only with the squared table) and a [`IntegralPlan::tiled_group`], the
+    /// tiled scan: `mv_integral_tile_sums_u8`, `mv_integral_tiles_u8` and, with the squared
+    /// table, `mv_integral_tiles_sq_u8` with one work-group per tile, `mv_integral_carries`
+    /// (second) with one per 32 columns and one per tile column but the first. Otherwise the row pass (`mv_integral_rows_u8`: one work-group per source row,
+    /// scanning it in chunks of the group's width; with a known [`Limits::simd_width`], cut to
+    /// the fewest whole SIMD groups covering the row) and the column pass (`mv_integral_cols`:
+    /// one work-item per table column).
+    pub fn launches(self, kernel_limit: usize, scratch: Option<(B, Option<B>)>) -> Vec<Launch<B>> {
+        let (w, h) = self.size;
+        let set = KernelSet::Integral;
+        let want_sq = Arg::I32(i32::from(self.want_sq));
+        let dims = [Arg::I32(w as i32), Arg::I32(h as i32)];
+        if let (Some(group), Some((s32, s64))) = (self.tiled_group(kernel_limit), scratch) {
+            let (ntx, nty) = self.tiles();
+            let scratch = [Arg::Buf(s32), s64.map_or(Arg::Null, Arg::Buf)];
+            let mut sums = Vec::with_capacity(7);
+            sums.extend(self.src.iter().cloned());
+            sums.extend(scratch.iter().cloned());
+            sums.extend(dims.iter().cloned());
+            sums.push(want_sq.clone());
+            let mut carries = Vec::with_capacity(5);
+            carries.extend(scratch.iter().cloned());
+            carries.extend(dims.iter().cloned());
+            carries.push(want_sq.clone());
+            let tiles = |table: &[Arg<B>; 2], scratch: &Arg<B>| {
+                let mut args = Vec::with_capacity(7);
+                args.extend(self.src.iter().cloned());
+                args.extend(table.iter().cloned());
+                args.push(scratch.clone());
+                args.extend(dims.iter().cloned());
+                args
+            };
+            let carry_groups = w.div_ceil(INTEGRAL_GROUP_MIN) + ntx - 1;
+            let launch = |kernel, args, groups: usize| {
+                Launch::new(
+                    set,
+                    Tile::DEFAULT,
+                    kernel,
+                    args,
+                    [groups * group, 1],
+                    [group, 1],
+                )
+            };
+            let mut launches = vec![
+                launch(names::INTEGRAL_TILE_SUMS_U8, sums, ntx * nty),
+                launch(names::INTEGRAL_CARRIES, carries, carry_groups),
+                launch(
+                    names::INTEGRAL_TILES_U8,
+                    tiles(&self.sum, &scratch[0]),
+                    ntx * nty,
+                ),
+            ];
+            if self.want_sq {
+                launches.push(launch(
+                    names::INTEGRAL_TILES_SQ_U8,
+                    tiles(&self.sq, &scratch[1]),
+                    ntx * nty,
+                ));
+            }
+            return launches;
+        }
+        let group = self.group_limit(kernel_limit);
         let row_group = match self.limits.simd_width {
             Some(simd) => w.next_multiple_of(simd).min(group),
             None => group,
         };
-        let set = KernelSet::Integral;
-        let rows = Launch::new(
-            set,
-            Tile::DEFAULT,
-            names::INTEGRAL_ROWS_U8,
-            self.rows,
-            [row_group * h, 1],
-            [row_group, 1],
-        );
-        let cols = Launch::new(
-            set,
-            Tile::DEFAULT,
-            names::INTEGRAL_COLS,
-            self.cols,
-            [w + 1, 1],
-            [group, 1],
-        );
-        [rows, cols]
+        let mut rows = Vec::with_capacity(9);
+        rows.extend(self.src);
+        let mut cols = Vec::with_capacity(7);
+        for pass in [&mut rows, &mut cols] {
+            pass.extend(self.sum.iter().cloned());
+            pass.extend(self.sq.iter().cloned());
+            pass.extend(dims.iter().cloned());
+            pass.push(want_sq.clone());
+        }
+        vec![
+            Launch::new(
+                set,
+                Tile::DEFAULT,
+                names::INTEGRAL_ROWS_U8,
+                rows,
+                [row_group * h, 1],
+                [row_group, 1],
+            ),
+            Launch::new(
+                set,
+                Tile::DEFAULT,
+                names::INTEGRAL_COLS,
+                cols,
+                [w + 1, 1],
+                [group, 1],
+            ),
+        ]
     }
 }
 
 impl Planner {
-    /// `mv_integral_rows_u8` then `mv_integral_cols`: the integral image `sum` and, if given,
-    /// the squared integral image `sqsum` of a `u8` image, as
-    /// `mvision_core::integral::integral_u8`.
+    /// The integral image `sum` and, if given, the squared integral image `sqsum` of a `u8`
+    /// image, as `mvision_core::integral::integral_u8`: the tiled scan, or the row and column
+    /// passes ([`IntegralPlan::launches`]).
     ///
     /// Errors: `Invalid(InvalidArgument)` for an image of another context;
     /// `Invalid(SizeMismatch)` unless the tables are `(w + 1) × (h + 1)`; `Invalid(Overflow)`
@@ -84,22 +205,11 @@ impl Planner {
         if (w as u64).saturating_mul(h as u64) > MAX_INTEGRAL_PIXELS {
             return Err(CoreError::Overflow.into());
         }
-        let (sq, want_sq) = match sqsum {
-            Some(sq) => (sq.data(), 1),
-            None => ([Arg::Null, Arg::I32(0)], 0),
-        };
-        let mut rows = Vec::with_capacity(9);
-        rows.extend(src.data());
-        let mut cols = Vec::with_capacity(7);
-        for pass in [&mut rows, &mut cols] {
-            pass.extend(sum.data());
-            pass.extend(sq.iter().cloned());
-            pass.extend(src.dims());
-            pass.push(Arg::I32(want_sq));
-        }
         Ok(IntegralPlan {
-            rows,
-            cols,
+            src: src.data(),
+            sum: sum.data(),
+            sq: sqsum.map_or([Arg::Null, Arg::I32(0)], |sq| sq.data()),
+            want_sq: sqsum.is_some(),
             size: (w, h),
             limits: self.limits,
         })

@@ -231,14 +231,96 @@ fn checks_come_in_the_cores_order_after_ownership() {
     );
 }
 
+/// The launches of a plan as an array of `N`.
+fn launches<const N: usize>(
+    plan: IntegralPlan<u32>,
+    limit: usize,
+    s: Option<(u32, Option<u32>)>,
+) -> [Launch<u32>; N] {
+    plan.launches(limit, s).try_into().expect("launch count")
+}
+
+#[test]
+fn integral_runs_tiled_where_the_device_allows() {
+    let p = Planner::new(CTX, GPU);
+    // 3840 x 2160: 15 x 68 tiles of 256 x 32.
+    let plan = p
+        .integral_u8(
+            img(1, 3840, 2160),
+            img(2, 3841, 2161),
+            Some(img(3, 3841, 2161)),
+        )
+        .unwrap();
+    assert_eq!(plan.tiled_group(usize::MAX), Some(256));
+    let elems = 68 * 3840 + 2 * 15 * 2160;
+    assert_eq!(
+        plan.tiled_scratch(),
+        IntegralScratch {
+            bytes_u32: 4 * elems,
+            bytes_u64: 8 * elems
+        }
+    );
+    let [sums, carries, tiles, tiles_sq] = launches(plan, usize::MAX, Some((8, Some(9))));
+    assert_eq!(
+        (sums.kernel, sums.groups(), sums.local),
+        (names::INTEGRAL_TILE_SUMS_U8, [15 * 68, 1], [256, 1])
+    );
+    assert_eq!(sums.args.len(), 7);
+    assert_eq!(sums.args[2..4], [Arg::Buf(8), Arg::Buf(9)]);
+    assert_eq!(
+        (carries.kernel, carries.groups()),
+        (names::INTEGRAL_CARRIES, [3840 / 32 + 14, 1])
+    );
+    assert_eq!(carries.args.len(), 5);
+    assert_eq!(
+        (tiles.kernel, tiles.groups(), tiles.args.len()),
+        (names::INTEGRAL_TILES_U8, [15 * 68, 1], 7)
+    );
+    assert_eq!(tiles.args[2..5], [Arg::Buf(2), Arg::I32(3841), Arg::Buf(8)]);
+    assert_eq!(
+        (tiles_sq.kernel, tiles_sq.groups(), tiles_sq.args.len()),
+        (names::INTEGRAL_TILES_SQ_U8, [15 * 68, 1], 7)
+    );
+    assert_eq!(
+        tiles_sq.args[2..7],
+        [
+            Arg::Buf(3),
+            Arg::I32(3841),
+            Arg::Buf(9),
+            Arg::I32(3840),
+            Arg::I32(2160)
+        ]
+    );
+    // Without squares: no u64 scratch, a null one in its place; a kernel limit of 200 gives
+    // groups of 128 (four rows of lanes).
+    let plan = p.integral_u8(img(1, 1, 1), img(2, 2, 2), None).unwrap();
+    assert_eq!(plan.tiled_scratch().bytes_u64, 0);
+    assert_eq!(plan.tiled_scratch().bytes_u32, 4 * (1 + 2));
+    assert_eq!(plan.tiled_group(200), Some(128));
+    let [_, carries, tiles] = launches(plan, 200, Some((8, None)));
+    assert_eq!((carries.groups(), carries.local), ([1, 1], [128, 1]));
+    assert_eq!(carries.args[1], Arg::Null);
+    assert_eq!(tiles.kernel, names::INTEGRAL_TILES_U8);
+    // Too small a group or too little local memory: the row and column passes.
+    let plan = p.integral_u8(img(1, 5, 3), img(2, 6, 4), None).unwrap();
+    assert_eq!(plan.tiled_group(31), None);
+    let plan = Planner::new(CTX, SMALL)
+        .integral_u8(img(1, 5, 3), img(2, 6, 4), None)
+        .unwrap();
+    assert_eq!(plan.tiled_group(usize::MAX), None);
+    let [rows, _] = launches(plan, usize::MAX, Some((8, None)));
+    assert_eq!(rows.kernel, names::INTEGRAL_ROWS_U8);
+}
+
 #[test]
 fn integral_groups_follow_the_device() {
     // CUDA-like: the row pass uses whole warps covering the row, the column pass 256 items.
     let p = Planner::new(CTX, GPU);
-    let [rows, cols] = p
-        .integral_u8(img(1, 5, 3), img(2, 6, 4), None)
-        .unwrap()
-        .launches(usize::MAX);
+    let [rows, cols] = launches(
+        p.integral_u8(img(1, 5, 3), img(2, 6, 4), None).unwrap(),
+        usize::MAX,
+        None,
+    );
     assert_eq!(
         (rows.kernel, rows.groups(), rows.local),
         (names::INTEGRAL_ROWS_U8, [3, 1], [32, 1])
@@ -250,20 +332,23 @@ fn integral_groups_follow_the_device() {
     assert_eq!(rows.args[4..6], [Arg::Null, Arg::I32(0)]);
     assert_eq!(rows.args[8], Arg::I32(0));
     assert_eq!(cols.args.len(), 7);
-    let [rows, _] = p
-        .integral_u8(img(1, 1000, 2), img(2, 1001, 3), Some(img(3, 1001, 3)))
-        .unwrap()
-        .launches(usize::MAX);
+    let [rows, _] = launches(
+        p.integral_u8(img(1, 1000, 2), img(2, 1001, 3), Some(img(3, 1001, 3)))
+            .unwrap(),
+        usize::MAX,
+        None,
+    );
     assert_eq!(rows.local, [INTEGRAL_SCAN_MAX, 1]);
     assert_eq!(rows.args[4..6], [Arg::Buf(3), Arg::I32(1001)]);
     assert_eq!(rows.args[8], Arg::I32(1));
 
     // OpenCL-like: no SIMD width, so the largest group the device and the kernels allow.
     let p = Planner::new(CTX, SMALL);
-    let [rows, cols] = p
-        .integral_u8(img(1, 5, 3), img(2, 6, 4), None)
-        .unwrap()
-        .launches(100);
+    let [rows, cols] = launches(
+        p.integral_u8(img(1, 5, 3), img(2, 6, 4), None).unwrap(),
+        100,
+        None,
+    );
     assert_eq!((rows.global, rows.local), ([300, 1], [100, 1]));
     assert_eq!((cols.global, cols.local), ([100, 1], [100, 1]));
     assert_eq!((rows.set, rows.tile), (KernelSet::Integral, Tile::DEFAULT));

@@ -18,8 +18,9 @@ use crate::{
 #[test]
 fn integral_matches_the_cpu_exactly_with_and_without_squares() {
     let mut rng = Rng::new(0x1e7a);
-    // Rows shorter than, equal to and longer than one scan group (256), so the carry from chunk
-    // to chunk is exercised; all-255 images reach the largest sums (a full-HD one the largest
+    // Rows shorter than, equal to and longer than one scan group and one tile (256 columns),
+    // columns around one tile (32 rows) and many tiles, so the carries from tile to tile are
+    // exercised both ways; all-255 images reach the largest sums (a full-HD one the largest
     // squared sums).
     let extra = [
         (255, 2),
@@ -29,6 +30,17 @@ fn integral_matches_the_cpu_exactly_with_and_without_squares() {
         (3, 1000),
         (3001, 2),
         (1920, 1080),
+        (1, 31),
+        (1, 32),
+        (1, 33),
+        (3, 65),
+        (255, 32),
+        (257, 33),
+        (513, 97),
+        (3841, 5),
+        (5, 2160),
+        (777, 2161),
+        (3840, 2160),
     ];
     for (i, (w, h)) in SIZES.into_iter().chain(extra).enumerate() {
         let src = if i % 3 == 2 || (w, h) == (1920, 1080) {
