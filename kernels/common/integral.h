@@ -113,6 +113,14 @@ MV_KERNEL mv_integral_cols(MV_GLOBAL mv_u32* sum, int sum_stride, MV_GLOBAL mv_u
  * 1-D. All sums wrap modulo 2^32 / 2^64, which is exact as the true table values fit. */
 
 #define MV_ILANES 32
+/* The 32 lanes of a tile row are one warp (work-items ly * 32 .. ly * 32 + 31): with
+ * MV_ISHFL_WANT (generated from MVISION_INTEGRAL_VARIANT) and a prelude that has shuffles,
+ * they combine their sums by shuffles instead of local memory and barriers. */
+#if MV_ISHFL_WANT && MV_HAS_SHFL
+#define MV_ISHFL 1
+#else
+#define MV_ISHFL 0
+#endif
 #define MV_IPX 8
 /* Local rows are padded by one word per 8 so that lanes 8 words apart hit distinct banks. */
 #define MV_IPITCH (MV_ITILE_W + MV_ITILE_W / 8)
@@ -150,8 +158,10 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
                                    MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scratch64,
                                    int width, int height, int want_sq)
 {
+#if !MV_ISHFL
     MV_LOCAL_ARRAY(mv_u32, red, MV_IGROUP_MAX);
     MV_LOCAL_ARRAY(mv_u64, red64, MV_IGROUP_MAX);
+#endif
     MV_LOCAL_ARRAY(mv_u64, cols64, MV_IBAND_MAX * MV_IPITCH);
     MV_LOCAL mv_u32* cols = (MV_LOCAL mv_u32*)cols64;
     int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
@@ -196,6 +206,27 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
             rq += q;
         }
         mv_integral_load8(src, src_stride, width, y + band, x, y + band < y_end, p);
+#if MV_ISHFL
+        /* Inclusive scan over the warp: lane 31 ends with the row's sum. */
+        MV_UNROLL
+        for (int off = 1; off < MV_ILANES; off <<= 1) {
+            mv_u32 a = MV_SHFL_UP(rs, off);
+            rs += lx >= off ? a : 0u;
+        }
+        if (want_sq) {
+            MV_UNROLL
+            for (int off = 1; off < MV_ILANES; off <<= 1) {
+                mv_u64 b = MV_SHFL_UP(rq, off);
+                rq += lx >= off ? b : (mv_u64)0;
+            }
+        }
+        if (lx == MV_ILANES - 1 && y < y_end) {
+            rows[y] = rs;
+            if (want_sq) {
+                rows64[y] = rq;
+            }
+        }
+#else
         red[lid] = rs;
         red64[lid] = rq;
         MV_BARRIER();
@@ -215,6 +246,7 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
             }
         }
         MV_BARRIER(); /* red is rewritten by the next band */
+#endif
     }
     /* The band's row-lanes hold partial column sums: add them up, u32 then u64 in one array. */
     MV_UNROLL
@@ -382,6 +414,34 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
     }
 }
 
+/* Pass 3: `out` = the sum of `run` over the lanes left of the calling one in its tile row (T of
+ * the table); `tot` is the kernel's local array of n T (unused with shuffles). */
+#if MV_ISHFL
+#define MV_ILANE_EXCL(T, run, out, tot)                                                       \
+    do {                                                                                      \
+        T s_ = (run);                                                                         \
+        MV_UNROLL                                                                             \
+        for (int o_ = 1; o_ < MV_ILANES; o_ <<= 1) {                                          \
+            T a_ = MV_SHFL_UP(s_, o_);                                                        \
+            s_ += lx >= o_ ? a_ : (T)0;                                                       \
+        }                                                                                     \
+        (out) = s_ - (run);                                                                   \
+    } while (0)
+#else
+#define MV_ILANE_EXCL(T, run, out, tot)                                                       \
+    do {                                                                                      \
+        (tot)[lid] = (run);                                                                   \
+        MV_BARRIER();                                                                         \
+        for (int o_ = 1; o_ < MV_ILANES; o_ <<= 1) {                                          \
+            T a_ = lx >= o_ ? (tot)[lid - o_] : (T)0;                                         \
+            MV_BARRIER();                                                                     \
+            (tot)[lid] += a_;                                                                 \
+            MV_BARRIER();                                                                     \
+        }                                                                                     \
+        (out) = (tot)[lid] - (run);                                                           \
+    } while (0)
+#endif
+
 /* Pass 3 for one table (T = mv_u32 for the sums of pixels, mv_u64 with SQ = 1 for the sums of
  * squares), run by the whole work-group of a pass-3 kernel over its tile: `band`, `carry`, `tot`
  * and `lefts` are that kernel's local arrays of T; `col` the scratch C of the tile's row of
@@ -396,8 +456,8 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
         for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                        \
             (carry)[c_] = 0;                                                                  \
         }                                                                                     \
-        if (lid < MV_ITILE_H) {                                                               \
-            (lefts)[lid] = tx > 0 && y0 + lid < y_end ? (T)(left)[y0 + lid] : (T)0;           \
+        for (int i_ = lid; i_ < MV_ITILE_H; i_ += n) {                                        \
+            (lefts)[i_] = tx > 0 && y0 + i_ < y_end ? (T)(left)[y0 + i_] : (T)0;              \
         }                                                                                     \
         /* Each band's pixels are loaded one band ahead, so the load overlaps the scans. */    \
         mv_u32 p_[MV_IPX];                                                                    \
@@ -417,15 +477,8 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
             }                                                                                 \
             int yn_ = yb_ + rows + ly;                                                        \
             mv_integral_load8(src, src_stride, width, yn_, x, yn_ < y_end, p_);               \
-            (tot)[lid] = run_;                                                                \
-            MV_BARRIER();                                                                     \
-            for (int off_ = 1; off_ < MV_ILANES; off_ <<= 1) {                                \
-                T a_ = lx >= off_ ? (tot)[lid - off_] : (T)0;                                 \
-                MV_BARRIER();                                                                 \
-                (tot)[lid] += a_;                                                             \
-                MV_BARRIER();                                                                 \
-            }                                                                                 \
-            T l_ = (tot)[lid] - run_;                                                         \
+            T l_;                                                                             \
+            MV_ILANE_EXCL(T, run_, l_, tot);                                                  \
             MV_UNROLL                                                                         \
             for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
                 (band)[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k_)] = l_ + v_[k_];             \
@@ -485,7 +538,7 @@ MV_KERNEL mv_integral_tiles_u8(MV_GLOBAL const mv_u8* src, int src_stride, MV_GL
 {
     MV_LOCAL_ARRAY(mv_u32, band, MV_IBAND_MAX * MV_IPITCH);
     MV_LOCAL_ARRAY(mv_u32, carry, MV_ITILE_W);
-    MV_LOCAL_ARRAY(mv_u32, tot, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u32, tot, MV_ISHFL ? 1 : MV_IGROUP_MAX);
     MV_LOCAL_ARRAY(mv_u32, lefts, MV_ITILE_H);
     MV_INTEGRAL_TILE_SETUP();
     MV_INTEGRAL_TILE_PASS(mv_u32, 0, sum, sum_stride, scratch + ty * width, scratch + e_at, band,
@@ -499,7 +552,7 @@ MV_KERNEL mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_stride,
 {
     MV_LOCAL_ARRAY(mv_u64, band, MV_IBAND_MAX * MV_IPITCH);
     MV_LOCAL_ARRAY(mv_u64, carry, MV_ITILE_W);
-    MV_LOCAL_ARRAY(mv_u64, tot, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u64, tot, MV_ISHFL ? 1 : MV_IGROUP_MAX);
     MV_LOCAL_ARRAY(mv_u64, lefts, MV_ITILE_H);
     MV_INTEGRAL_TILE_SETUP();
     MV_INTEGRAL_TILE_PASS(mv_u64, 1, sqsum, sqsum_stride, scratch64 + ty * width,
