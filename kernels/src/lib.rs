@@ -102,10 +102,12 @@ pub const INTEGRAL_TILE_H_MAX: usize = 128;
 /// ([`IntegralTuning::get`]); every setting gives bit-identical tables, only the speed differs.
 /// * `MVISION_INTEGRAL_TILE=256xH`: tile height `H` ∈ {8, 16, 32, 64, 128} (the width stays
 ///   [`INTEGRAL_TILE_W`]); default `256x32`.
-/// * `MVISION_INTEGRAL_VARIANT=local|shfl`: how the 32 lanes of a tile row combine their sums
-///   (pass 1's row sums, pass 3's row prefix): `local` scans in local memory between
-///   barriers; `shfl` (the default) with warp shuffles, no barrier, on CUDA (the OpenCL
-///   prelude has no shuffles: there it is `local`).
+/// * `MVISION_INTEGRAL_VARIANT=local|shfl|strip|strip-local`: how the 32 lanes of a tile row
+///   combine their sums (pass 1's row sums, pass 3's row prefix): `local` scans in local
+///   memory between barriers; `shfl` (the default) with warp shuffles, no barrier, on CUDA
+///   (the OpenCL prelude has no shuffles: there it is `local`). `strip` and `strip-local`
+///   (shuffles or not) change pass 3: each row of 32 lanes scans a strip of consecutive tile
+///   rows down in registers, two barriers per tile (`kernels/common/integral.h`).
 /// * `MVISION_INTEGRAL_GROUP=32|64|128|256`: the largest work-group of the tiled kernels
 ///   (default 256, [`INTEGRAL_GROUP_MAX`]).
 ///
@@ -116,6 +118,8 @@ pub struct IntegralTuning {
     pub tile_h: usize,
     /// Lane sums by warp shuffles where the backend has them (`MV_ISHFL_WANT`).
     pub shuffle: bool,
+    /// Pass 3 scans strips of rows in registers (`MV_ISTRIP`).
+    pub strip: bool,
     /// Largest work-group of the tiled kernels, at most [`INTEGRAL_GROUP_MAX`].
     pub group_max: usize,
 }
@@ -125,6 +129,7 @@ impl IntegralTuning {
     pub const DEFAULT: IntegralTuning = IntegralTuning {
         tile_h: INTEGRAL_TILE_H,
         shuffle: true,
+        strip: false,
         group_max: INTEGRAL_GROUP_MAX,
     };
 
@@ -141,8 +146,10 @@ impl IntegralTuning {
             }
         }
         match variant.map(str::trim) {
-            Some("local") => t.shuffle = false,
-            Some("shfl") => t.shuffle = true,
+            Some("local") => (t.shuffle, t.strip) = (false, false),
+            Some("shfl") => (t.shuffle, t.strip) = (true, false),
+            Some("strip") => (t.shuffle, t.strip) = (true, true),
+            Some("strip-local") => (t.shuffle, t.strip) = (false, true),
             _ => {}
         }
         if let Some(g) = group.and_then(|v| v.trim().parse::<usize>().ok()) {
@@ -169,11 +176,15 @@ impl IntegralTuning {
 
     /// `"256x32/shfl/g256"`, as benchmarks print it.
     pub fn label(&self) -> String {
+        let variant = match (self.shuffle, self.strip) {
+            (true, false) => "shfl",
+            (false, false) => "local",
+            (true, true) => "strip",
+            (false, true) => "strip-local",
+        };
         format!(
-            "{INTEGRAL_TILE_W}x{}/{}/g{}",
-            self.tile_h,
-            if self.shuffle { "shfl" } else { "local" },
-            self.group_max
+            "{INTEGRAL_TILE_W}x{}/{variant}/g{}",
+            self.tile_h, self.group_max
         )
     }
 }
@@ -415,6 +426,7 @@ pub fn constants() -> String {
     let tuning = IntegralTuning::get();
     let itile_h = tuning.tile_h;
     let ishfl = u8::from(tuning.shuffle);
+    let istrip = u8::from(tuning.strip);
     format!(
         "#define MV_MAX_KSIZE {MAX_KERNEL_SIZE}\n\
          #define MV_RESIZE_FRAC_BITS {RESIZE_FRAC_BITS}\n\
@@ -425,6 +437,7 @@ pub fn constants() -> String {
          #define MV_ITILE_W {INTEGRAL_TILE_W}\n\
          #define MV_ITILE_H {itile_h}\n\
          #define MV_ISHFL_WANT {ishfl}\n\
+         #define MV_ISTRIP {istrip}\n\
          #define MV_IGROUP_MAX {INTEGRAL_GROUP_MAX}\n\
          #define MV_PX_U8 {PX_U8}\n\
          #define MV_PX_F32 {PX_F32}\n"
