@@ -113,6 +113,14 @@ MV_KERNEL mv_integral_cols(MV_GLOBAL mv_u32* sum, int sum_stride, MV_GLOBAL mv_u
  * 1-D. All sums wrap modulo 2^32 / 2^64, which is exact as the true table values fit. */
 
 #define MV_ILANES 32
+/* The 32 lanes of a tile row are one warp (work-items ly * 32 .. ly * 32 + 31): with
+ * MV_ISHFL_WANT (generated from MVISION_INTEGRAL_VARIANT) and a prelude that has shuffles,
+ * they combine their sums by shuffles instead of local memory and barriers. */
+#if MV_ISHFL_WANT && MV_HAS_SHFL
+#define MV_ISHFL 1
+#else
+#define MV_ISHFL 0
+#endif
 #define MV_IPX 8
 /* Local rows are padded by one word per 8 so that lanes 8 words apart hit distinct banks. */
 #define MV_IPITCH (MV_ITILE_W + MV_ITILE_W / 8)
@@ -150,8 +158,10 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
                                    MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scratch64,
                                    int width, int height, int want_sq)
 {
+#if !MV_ISHFL
     MV_LOCAL_ARRAY(mv_u32, red, MV_IGROUP_MAX);
     MV_LOCAL_ARRAY(mv_u64, red64, MV_IGROUP_MAX);
+#endif
     MV_LOCAL_ARRAY(mv_u64, cols64, MV_IBAND_MAX * MV_IPITCH);
     MV_LOCAL mv_u32* cols = (MV_LOCAL mv_u32*)cols64;
     int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
@@ -196,6 +206,27 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
             rq += q;
         }
         mv_integral_load8(src, src_stride, width, y + band, x, y + band < y_end, p);
+#if MV_ISHFL
+        /* Inclusive scan over the warp: lane 31 ends with the row's sum. */
+        MV_UNROLL
+        for (int off = 1; off < MV_ILANES; off <<= 1) {
+            mv_u32 a = MV_SHFL_UP(rs, off);
+            rs += lx >= off ? a : 0u;
+        }
+        if (want_sq) {
+            MV_UNROLL
+            for (int off = 1; off < MV_ILANES; off <<= 1) {
+                mv_u64 b = MV_SHFL_UP(rq, off);
+                rq += lx >= off ? b : (mv_u64)0;
+            }
+        }
+        if (lx == MV_ILANES - 1 && y < y_end) {
+            rows[y] = rs;
+            if (want_sq) {
+                rows64[y] = rq;
+            }
+        }
+#else
         red[lid] = rs;
         red64[lid] = rq;
         MV_BARRIER();
@@ -215,6 +246,7 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
             }
         }
         MV_BARRIER(); /* red is rewritten by the next band */
+#endif
     }
     /* The band's row-lanes hold partial column sums: add them up, u32 then u64 in one array. */
     MV_UNROLL
@@ -382,6 +414,42 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
     }
 }
 
+/* Pass 3: `out` = the sum of `run` over the lanes left of the calling one in its tile row (T of
+ * the table); `tot` is the kernel's local array of n T (unused with shuffles). */
+#if MV_ISHFL
+#define MV_ILANE_EXCL(T, run, out, tot)                                                       \
+    do {                                                                                      \
+        T s_ = (run);                                                                         \
+        MV_UNROLL                                                                             \
+        for (int o_ = 1; o_ < MV_ILANES; o_ <<= 1) {                                          \
+            T a_ = MV_SHFL_UP(s_, o_);                                                        \
+            s_ += lx >= o_ ? a_ : (T)0;                                                       \
+        }                                                                                     \
+        (out) = s_ - (run);                                                                   \
+    } while (0)
+#else
+#define MV_ILANE_EXCL(T, run, out, tot)                                                       \
+    do {                                                                                      \
+        (tot)[lid] = (run);                                                                   \
+        MV_BARRIER();                                                                         \
+        for (int o_ = 1; o_ < MV_ILANES; o_ <<= 1) {                                          \
+            T a_ = lx >= o_ ? (tot)[lid - o_] : (T)0;                                         \
+            MV_BARRIER();                                                                     \
+            (tot)[lid] += a_;                                                                 \
+            MV_BARRIER();                                                                     \
+        }                                                                                     \
+        (out) = (tot)[lid] - (run);                                                           \
+    } while (0)
+#endif
+
+/* Pass 3, strip variant: what the lanes of one tile row wait on before reusing their row of
+ * local memory (only the warp, where shuffles are on; else the whole group). */
+#if MV_ISHFL
+#define MV_IROW_SYNC() MV_WARP_SYNC()
+#else
+#define MV_IROW_SYNC() MV_BARRIER()
+#endif
+
 /* Pass 3 for one table (T = mv_u32 for the sums of pixels, mv_u64 with SQ = 1 for the sums of
  * squares), run by the whole work-group of a pass-3 kernel over its tile: `band`, `carry`, `tot`
  * and `lefts` are that kernel's local arrays of T; `col` the scratch C of the tile's row of
@@ -396,8 +464,8 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
         for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                        \
             (carry)[c_] = 0;                                                                  \
         }                                                                                     \
-        if (lid < MV_ITILE_H) {                                                               \
-            (lefts)[lid] = tx > 0 && y0 + lid < y_end ? (T)(left)[y0 + lid] : (T)0;           \
+        for (int i_ = lid; i_ < MV_ITILE_H; i_ += n) {                                        \
+            (lefts)[i_] = tx > 0 && y0 + i_ < y_end ? (T)(left)[y0 + i_] : (T)0;              \
         }                                                                                     \
         /* Each band's pixels are loaded one band ahead, so the load overlaps the scans. */    \
         mv_u32 p_[MV_IPX];                                                                    \
@@ -417,15 +485,8 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
             }                                                                                 \
             int yn_ = yb_ + rows + ly;                                                        \
             mv_integral_load8(src, src_stride, width, yn_, x, yn_ < y_end, p_);               \
-            (tot)[lid] = run_;                                                                \
-            MV_BARRIER();                                                                     \
-            for (int off_ = 1; off_ < MV_ILANES; off_ <<= 1) {                                \
-                T a_ = lx >= off_ ? (tot)[lid - off_] : (T)0;                                 \
-                MV_BARRIER();                                                                 \
-                (tot)[lid] += a_;                                                             \
-                MV_BARRIER();                                                                 \
-            }                                                                                 \
-            T l_ = (tot)[lid] - run_;                                                         \
+            T l_;                                                                             \
+            MV_ILANE_EXCL(T, run_, l_, tot);                                                  \
             MV_UNROLL                                                                         \
             for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
                 (band)[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k_)] = l_ + v_[k_];             \
@@ -444,6 +505,112 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
                 (table)[(yb_ + lid + 1) * (stride)] = 0;                                      \
             }                                                                                 \
             MV_BARRIER(); /* the next band rewrites band and tot */                           \
+        }                                                                                     \
+        if (ty == 0) { /* row 0 of the table above the tile, and its corner (0, 0) */         \
+            for (int c_ = lid; c_ < MV_ITILE_W && x0 + c_ < width; c_ += n) {                 \
+                (table)[x0 + c_ + 1] = 0;                                                     \
+            }                                                                                 \
+            if (tx == 0 && lid == 0) {                                                        \
+                (table)[0] = 0;                                                               \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+
+/* Pass 3, MVISION_INTEGRAL_VARIANT=strip (MV_ISTRIP): the same table, with the vertical scan in
+ * registers. Row-lane ly (one warp) owns the strip of R = MV_ITILE_H / (n / 32) consecutive
+ * rows from y0 + ly * R; each work-item owns its 8 columns of them. Phase A walks the strip:
+ * row prefix in registers plus the lanes' exclusive scan, summed down the strip per column;
+ * the strips' column totals meet in `band`, one work-item per column scans them (one barrier
+ * each side). Phase B walks the strip again from that offset and stages each finished row in
+ * its own row of `band`, from which the warp stores it coalesced (warp syncs only, where the
+ * lanes combine by shuffles). */
+#define MV_INTEGRAL_STRIP_PASS(T, SQ, table, stride, col, left, band, tot)                    \
+    do {                                                                                      \
+        int r_n_ = MV_ITILE_H / rows;                                                         \
+        int ys_ = y0 + ly * r_n_;                                                             \
+        int at_ = ly * MV_IPITCH;                                                             \
+        T acc_[MV_IPX];                                                                       \
+        MV_UNROLL                                                                             \
+        for (int k_ = 0; k_ < MV_IPX; ++k_) {                                                 \
+            acc_[k_] = 0;                                                                     \
+        }                                                                                     \
+        mv_u32 p_[MV_IPX];                                                                    \
+        for (int r_ = 0; r_ < r_n_; ++r_) {                                                   \
+            int y_ = ys_ + r_;                                                                \
+            mv_integral_load8(src, src_stride, width, y_, x, y_ < y_end, p_);                 \
+            T v_[MV_IPX];                                                                     \
+            T run_ = 0;                                                                       \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
+                run_ += (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                                   \
+                if (y_ == y0 && x + k_ < width) {                                             \
+                    run_ += (col)[x + k_];                                                    \
+                }                                                                             \
+                v_[k_] = run_;                                                                \
+            }                                                                                 \
+            T l_;                                                                             \
+            MV_ILANE_EXCL(T, run_, l_, tot);                                                  \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
+                acc_[k_] += l_ + v_[k_];                                                      \
+            }                                                                                 \
+        }                                                                                     \
+        MV_UNROLL                                                                             \
+        for (int k_ = 0; k_ < MV_IPX; ++k_) {                                                 \
+            (band)[at_ + MV_IPAD(lx * MV_IPX + k_)] = acc_[k_];                               \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+        for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                        \
+            T s_ = 0;                                                                         \
+            for (int b_ = 0; b_ < rows; ++b_) {                                               \
+                T t_ = (band)[b_ * MV_IPITCH + MV_IPAD(c_)];                                  \
+                (band)[b_ * MV_IPITCH + MV_IPAD(c_)] = s_;                                    \
+                s_ += t_;                                                                     \
+            }                                                                                 \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+        MV_UNROLL                                                                             \
+        for (int k_ = 0; k_ < MV_IPX; ++k_) {                                                 \
+            acc_[k_] = (band)[at_ + MV_IPAD(lx * MV_IPX + k_)];                               \
+        }                                                                                     \
+        MV_IROW_SYNC(); /* everyone has its offset before the row is restaged */              \
+        for (int r_ = 0; r_ < r_n_; ++r_) {                                                   \
+            int y_ = ys_ + r_;                                                                \
+            int in_ = y_ < y_end;                                                             \
+            mv_integral_load8(src, src_stride, width, y_, x, in_, p_);                        \
+            T v_[MV_IPX];                                                                     \
+            T run_ = 0;                                                                       \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
+                run_ += (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                                   \
+                if (y_ == y0 && x + k_ < width) {                                             \
+                    run_ += (col)[x + k_];                                                    \
+                }                                                                             \
+                v_[k_] = run_;                                                                \
+            }                                                                                 \
+            T l_;                                                                             \
+            MV_ILANE_EXCL(T, run_, l_, tot);                                                  \
+            T e_ = tx > 0 && in_ ? (T)(left)[y_] : (T)0;                                      \
+            MV_UNROLL                                                                         \
+            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
+                acc_[k_] += l_ + v_[k_];                                                      \
+                (band)[at_ + MV_IPAD(lx * MV_IPX + k_)] = acc_[k_] + e_;                      \
+            }                                                                                 \
+            MV_IROW_SYNC();                                                                   \
+            if (in_) {                                                                        \
+                MV_GLOBAL T* out_ = (table) + (y_ + 1) * (stride) + x0 + 1;                   \
+                MV_UNROLL                                                                     \
+                for (int j_ = 0; j_ < MV_IPX; ++j_) {                                         \
+                    int c_ = lx + j_ * MV_ILANES;                                             \
+                    if (x0 + c_ < width) {                                                    \
+                        out_[c_] = (band)[at_ + MV_IPAD(c_)];                                 \
+                    }                                                                         \
+                }                                                                             \
+                if (tx == 0 && lx == 0) {                                                     \
+                    (table)[(y_ + 1) * (stride)] = 0;                                         \
+                }                                                                             \
+            }                                                                                 \
+            MV_IROW_SYNC(); /* the row is read before the next one is staged */               \
         }                                                                                     \
         if (ty == 0) { /* row 0 of the table above the tile, and its corner (0, 0) */         \
             for (int c_ = lid; c_ < MV_ITILE_W && x0 + c_ < width; c_ += n) {                 \
@@ -484,12 +651,19 @@ MV_KERNEL mv_integral_tiles_u8(MV_GLOBAL const mv_u8* src, int src_stride, MV_GL
                                int height)
 {
     MV_LOCAL_ARRAY(mv_u32, band, MV_IBAND_MAX * MV_IPITCH);
+    MV_LOCAL_ARRAY(mv_u32, tot, MV_ISHFL ? 1 : MV_IGROUP_MAX);
+#if !MV_ISTRIP
     MV_LOCAL_ARRAY(mv_u32, carry, MV_ITILE_W);
-    MV_LOCAL_ARRAY(mv_u32, tot, MV_IGROUP_MAX);
     MV_LOCAL_ARRAY(mv_u32, lefts, MV_ITILE_H);
+#endif
     MV_INTEGRAL_TILE_SETUP();
+#if MV_ISTRIP
+    MV_INTEGRAL_STRIP_PASS(mv_u32, 0, sum, sum_stride, scratch + ty * width, scratch + e_at,
+                           band, tot);
+#else
     MV_INTEGRAL_TILE_PASS(mv_u32, 0, sum, sum_stride, scratch + ty * width, scratch + e_at, band,
                           carry, tot, lefts);
+#endif
 }
 
 /* Pass 3, the table of squares (launched only with it). */
@@ -498,10 +672,17 @@ MV_KERNEL mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_stride,
                                   MV_GLOBAL const mv_u64* scratch64, int width, int height)
 {
     MV_LOCAL_ARRAY(mv_u64, band, MV_IBAND_MAX * MV_IPITCH);
+    MV_LOCAL_ARRAY(mv_u64, tot, MV_ISHFL ? 1 : MV_IGROUP_MAX);
+#if !MV_ISTRIP
     MV_LOCAL_ARRAY(mv_u64, carry, MV_ITILE_W);
-    MV_LOCAL_ARRAY(mv_u64, tot, MV_IGROUP_MAX);
     MV_LOCAL_ARRAY(mv_u64, lefts, MV_ITILE_H);
+#endif
     MV_INTEGRAL_TILE_SETUP();
+#if MV_ISTRIP
+    MV_INTEGRAL_STRIP_PASS(mv_u64, 1, sqsum, sqsum_stride, scratch64 + ty * width,
+                           scratch64 + e_at, band, tot);
+#else
     MV_INTEGRAL_TILE_PASS(mv_u64, 1, sqsum, sqsum_stride, scratch64 + ty * width,
                           scratch64 + e_at, band, carry, tot, lefts);
+#endif
 }

@@ -94,6 +94,101 @@ pub const INTEGRAL_TILE_W: usize = 256;
 /// more tiles to spread over the device.
 pub const INTEGRAL_TILE_H: usize = 32;
 
+/// Tallest tile [`IntegralTuning`] accepts (`MVISION_INTEGRAL_TILE=256x128`): it bounds the
+/// integral kernels' local arrays of left carries in [`KernelSet::local_mem_bytes`].
+pub const INTEGRAL_TILE_H_MAX: usize = 128;
+
+/// Run-time tuning of the tiled integral scan, read once per process from the environment
+/// ([`IntegralTuning::get`]); every setting gives bit-identical tables, only the speed differs.
+/// * `MVISION_INTEGRAL_TILE=256xH`: tile height `H` ∈ {8, 16, 32, 64, 128} (the width stays
+///   [`INTEGRAL_TILE_W`]); default `256x32`.
+/// * `MVISION_INTEGRAL_VARIANT=local|shfl|strip|strip-local`: how the 32 lanes of a tile row
+///   combine their sums (pass 1's row sums, pass 3's row prefix): `local` scans in local
+///   memory between barriers; `shfl` (the default) with warp shuffles, no barrier, on CUDA
+///   (the OpenCL prelude has no shuffles: there it is `local`). `strip` and `strip-local`
+///   (shuffles or not) change pass 3: each row of 32 lanes scans a strip of consecutive tile
+///   rows down in registers, two barriers per tile (`kernels/common/integral.h`).
+/// * `MVISION_INTEGRAL_GROUP=32|64|128|256`: the largest work-group of the tiled kernels
+///   (default 256, [`INTEGRAL_GROUP_MAX`]).
+///
+/// Unparsable values are ignored (the default holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IntegralTuning {
+    /// Source rows of one tile (`MV_ITILE_H`).
+    pub tile_h: usize,
+    /// Lane sums by warp shuffles where the backend has them (`MV_ISHFL_WANT`).
+    pub shuffle: bool,
+    /// Pass 3 scans strips of rows in registers (`MV_ISTRIP`).
+    pub strip: bool,
+    /// Largest work-group of the tiled kernels, at most [`INTEGRAL_GROUP_MAX`].
+    pub group_max: usize,
+}
+
+impl IntegralTuning {
+    /// `256x32`, shuffles, groups of up to 256.
+    pub const DEFAULT: IntegralTuning = IntegralTuning {
+        tile_h: INTEGRAL_TILE_H,
+        shuffle: true,
+        strip: false,
+        group_max: INTEGRAL_GROUP_MAX,
+    };
+
+    /// The tuning of the three variables' values (`None` where unset).
+    pub fn parse(tile: Option<&str>, variant: Option<&str>, group: Option<&str>) -> Self {
+        let mut t = Self::DEFAULT;
+        if let Some(h) = tile.and_then(|v| {
+            let v = v.trim();
+            let h = v.strip_prefix(&format!("{INTEGRAL_TILE_W}x")).unwrap_or(v);
+            h.parse::<usize>().ok()
+        }) {
+            if h.is_power_of_two() && (INTEGRAL_GROUP_MAX / 32..=INTEGRAL_TILE_H_MAX).contains(&h) {
+                t.tile_h = h;
+            }
+        }
+        match variant.map(str::trim) {
+            Some("local") => (t.shuffle, t.strip) = (false, false),
+            Some("shfl") => (t.shuffle, t.strip) = (true, false),
+            Some("strip") => (t.shuffle, t.strip) = (true, true),
+            Some("strip-local") => (t.shuffle, t.strip) = (false, true),
+            _ => {}
+        }
+        if let Some(g) = group.and_then(|v| v.trim().parse::<usize>().ok()) {
+            if g.is_power_of_two() && (INTEGRAL_GROUP_MIN..=INTEGRAL_GROUP_MAX).contains(&g) {
+                t.group_max = g;
+            }
+        }
+        t
+    }
+
+    /// The process's tuning: `MVISION_INTEGRAL_TILE`, `MVISION_INTEGRAL_VARIANT` and
+    /// `MVISION_INTEGRAL_GROUP`, read on the first call.
+    pub fn get() -> Self {
+        static TUNING: std::sync::OnceLock<IntegralTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| {
+            let var = |k| std::env::var(k).ok();
+            Self::parse(
+                var("MVISION_INTEGRAL_TILE").as_deref(),
+                var("MVISION_INTEGRAL_VARIANT").as_deref(),
+                var("MVISION_INTEGRAL_GROUP").as_deref(),
+            )
+        })
+    }
+
+    /// `"256x32/shfl/g256"`, as benchmarks print it.
+    pub fn label(&self) -> String {
+        let variant = match (self.shuffle, self.strip) {
+            (true, false) => "shfl",
+            (false, false) => "local",
+            (true, true) => "strip",
+            (false, true) => "strip-local",
+        };
+        format!(
+            "{INTEGRAL_TILE_W}x{}/{variant}/g{}",
+            self.tile_h, self.group_max
+        )
+    }
+}
+
 /// Largest work-group of the tiled integral kernels (`MV_IGROUP_MAX`): it sizes their local
 /// arrays. They run with 32, 64, 128 or 256 work-items (32 lanes × 1 to 8 rows).
 pub const INTEGRAL_GROUP_MAX: usize = 256;
@@ -269,7 +364,7 @@ impl KernelSet {
                 // pass's scan arrays or the tile sums' arrays.
                 let pitch = INTEGRAL_TILE_W + INTEGRAL_TILE_W / 8;
                 let band = INTEGRAL_GROUP_MAX / 32 * pitch;
-                let tiles = 8 * (band + INTEGRAL_TILE_W + INTEGRAL_GROUP_MAX + INTEGRAL_TILE_H);
+                let tiles = 8 * (band + INTEGRAL_TILE_W + INTEGRAL_GROUP_MAX + INTEGRAL_TILE_H_MAX);
                 max(tiles, INTEGRAL_SCAN_MAX * (4 + 8))
             }
             KernelSet::Resample => 0,
@@ -328,6 +423,10 @@ const fn max(a: usize, b: usize) -> usize {
 
 /// The `#define`s of the host-shared constants, one per line.
 pub fn constants() -> String {
+    let tuning = IntegralTuning::get();
+    let itile_h = tuning.tile_h;
+    let ishfl = u8::from(tuning.shuffle);
+    let istrip = u8::from(tuning.strip);
     format!(
         "#define MV_MAX_KSIZE {MAX_KERNEL_SIZE}\n\
          #define MV_RESIZE_FRAC_BITS {RESIZE_FRAC_BITS}\n\
@@ -336,7 +435,9 @@ pub fn constants() -> String {
          #define MV_BORDER_CONSTANT {BORDER_CONSTANT}\n\
          #define MV_SCAN_MAX {INTEGRAL_SCAN_MAX}\n\
          #define MV_ITILE_W {INTEGRAL_TILE_W}\n\
-         #define MV_ITILE_H {INTEGRAL_TILE_H}\n\
+         #define MV_ITILE_H {itile_h}\n\
+         #define MV_ISHFL_WANT {ishfl}\n\
+         #define MV_ISTRIP {istrip}\n\
          #define MV_IGROUP_MAX {INTEGRAL_GROUP_MAX}\n\
          #define MV_PX_U8 {PX_U8}\n\
          #define MV_PX_F32 {PX_F32}\n"

@@ -97,6 +97,31 @@ fn constants_come_from_the_core() {
 }
 
 #[test]
+fn integral_tuning_parses_its_variables() {
+    let d = IntegralTuning::DEFAULT;
+    assert_eq!(IntegralTuning::parse(None, None, None), d);
+    assert_eq!(d.label(), "256x32/shfl/g256");
+    let t = IntegralTuning::parse(Some("256x64"), Some("strip"), Some("128"));
+    assert_eq!(
+        (t.tile_h, t.shuffle, t.strip, t.group_max),
+        (64, true, true, 128)
+    );
+    assert_eq!(t.label(), "256x64/strip/g128");
+    let t = IntegralTuning::parse(Some("16"), Some("local"), None);
+    assert_eq!((t.tile_h, t.shuffle, t.strip), (16, false, false));
+    // Out of range or unparsable: the default holds.
+    for (tile, group) in [
+        ("256x4", "16"),
+        ("256x256", "512"),
+        ("256x48", "96"),
+        ("x", "y"),
+    ] {
+        let t = IntegralTuning::parse(Some(tile), Some("nope"), Some(group));
+        assert_eq!(t, d, "{tile} {group}");
+    }
+}
+
+#[test]
 fn build_options_carry_the_tile() {
     assert_eq!(
         build_options(Tile::DEFAULT),

@@ -7,8 +7,7 @@ use mvision_core::{Border, Error as CoreError};
 
 use super::{border_f32, border_u8, same_size, Arg, Img, Launch, Limits, PlanError, Planner};
 use crate::{
-    names, KernelSet, Tile, INTEGRAL_GROUP_MAX, INTEGRAL_GROUP_MIN, INTEGRAL_SCAN_MAX,
-    INTEGRAL_TILE_H, INTEGRAL_TILE_W,
+    names, IntegralTuning, KernelSet, Tile, INTEGRAL_GROUP_MIN, INTEGRAL_SCAN_MAX, INTEGRAL_TILE_W,
 };
 
 /// A validated integral image: its launches, whose work-group size waits for the limit the
@@ -48,10 +47,13 @@ impl<B: Copy> IntegralPlan<B> {
     }
 
     /// The work-group of the tiled scan (the largest of 256, 128, 64 or 32 work-items within
-    /// the limits, [`INTEGRAL_GROUP_MIN`] … [`INTEGRAL_GROUP_MAX`]), or `None` where the device
+    /// the limits and [`IntegralTuning::group_max`], [`INTEGRAL_GROUP_MIN`] …
+    /// [`crate::INTEGRAL_GROUP_MAX`]), or `None` where the device
     /// allows fewer than 32 or lacks the local memory: the row and column passes run instead.
     pub fn tiled_group(&self, kernel_limit: usize) -> Option<usize> {
-        let limit = self.group_limit(kernel_limit).min(INTEGRAL_GROUP_MAX);
+        let limit = self
+            .group_limit(kernel_limit)
+            .min(IntegralTuning::get().group_max);
         let local = KernelSet::Integral.local_mem_bytes(Tile::DEFAULT) as u64;
         if limit < INTEGRAL_GROUP_MIN || self.limits.local_mem_bytes < local {
             return None;
@@ -63,10 +65,13 @@ impl<B: Copy> IntegralPlan<B> {
         Some(group)
     }
 
-    /// Tiles along x and y of the tiled scan.
+    /// Tiles along x and y of the tiled scan (tile height [`IntegralTuning::tile_h`]).
     fn tiles(&self) -> (usize, usize) {
         let (w, h) = self.size;
-        (w.div_ceil(INTEGRAL_TILE_W), h.div_ceil(INTEGRAL_TILE_H))
+        (
+            w.div_ceil(INTEGRAL_TILE_W),
+            h.div_ceil(IntegralTuning::get().tile_h),
+        )
     }
 
     /// The scratch the tiled scan needs: `nty · w + 2 · ntx · h` elements of each type, `ntx ×

@@ -242,6 +242,9 @@ fn launches<const N: usize>(
 
 #[test]
 fn integral_runs_tiled_where_the_device_allows() {
+    if crate::IntegralTuning::get() != crate::IntegralTuning::DEFAULT {
+        return; // the geometry below is the default tuning's (MVISION_INTEGRAL_* set)
+    }
     let p = Planner::new(CTX, GPU);
     // 3840 x 2160: 15 x 68 tiles of 256 x 32.
     let plan = p
