@@ -143,6 +143,17 @@ mod tests {
     /// The SIMD division (16-bit pieces) against the scalar one, for every window sum: column
     /// sums laid out so that each output pixel's window sum is one value of the range.
     #[test]
+    fn box_div_table_is_exact() {
+        for k in (3..=super::super::MAX_KERNEL_SIZE).step_by(2) {
+            let area = (k * k) as u32;
+            let (m, sh) = simd::BOX_DIV[k / 2];
+            for x in 0..=255 * area + area / 2 {
+                assert_eq!((x * m as u32) >> 16 >> sh, x / area, "k={k} x={x}");
+            }
+        }
+    }
+
+    #[test]
     fn simd_division_matches_scalar() {
         for k in (3..=super::super::MAX_KERNEL_SIZE).step_by(2) {
             let area = (k * k) as u32;

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::image::{same_size, ImageView, ImageViewMut};
 
 /// Output pixels per block whose sums stay in registers.
-const BLOCK: usize = 32;
+const BLOCK: usize = 64;
 
 /// The taps as `u16` when the kernel qualifies for this path (see the module docs), else
 /// `None`. `kx`, `ky` are the kernels with their common powers of two already taken out and
@@ -115,10 +115,46 @@ fn block<const B: usize>(taps: &[&[u16]], coeffs: &[u16], xs: usize) -> [u16; B]
 }
 
 /// Runs `emit(xs, sums)` over blocks covering `0..w` (the last one overlapping), then the
-/// pixels of a row narrower than a block one by one.
+/// pixels of a row narrower than a block one by one. The usual tap counts get a loop unrolled
+/// at compile time.
 #[inline(always)]
-fn blocks(taps: &[&[u16]], coeffs: &[u16], w: usize, mut emit: impl FnMut(usize, &[u16])) {
+fn blocks(taps: &[&[u16]], coeffs: &[u16], w: usize, emit: impl FnMut(usize, &[u16])) {
     assert!(taps.len() == coeffs.len() && taps.iter().all(|t| t.len() >= w));
+    let mut cut: [&[u16]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];
+    // Every tap exactly `w` long, so that one bound check covers all of a block's loads.
+    for (c, t) in cut.iter_mut().zip(taps) {
+        *c = &t[..w];
+    }
+    let taps = &cut[..taps.len()];
+    match taps.len() {
+        3 => blocks_k::<3>(
+            taps.try_into().unwrap(),
+            coeffs.try_into().unwrap(),
+            w,
+            emit,
+        ),
+        5 => blocks_k::<5>(
+            taps.try_into().unwrap(),
+            coeffs.try_into().unwrap(),
+            w,
+            emit,
+        ),
+        _ => blocks_dyn(taps, coeffs, w, emit),
+    }
+}
+
+#[inline(always)]
+fn blocks_k<const K: usize>(
+    taps: &[&[u16]; K],
+    coeffs: &[u16; K],
+    w: usize,
+    emit: impl FnMut(usize, &[u16]),
+) {
+    blocks_dyn(taps, coeffs, w, emit)
+}
+
+#[inline(always)]
+fn blocks_dyn(taps: &[&[u16]], coeffs: &[u16], w: usize, mut emit: impl FnMut(usize, &[u16])) {
     if w < BLOCK {
         for x in 0..w {
             emit(x, &block::<1>(taps, coeffs, x));

@@ -19,8 +19,37 @@ crate::cpu::multiversion! {
 
 #[inline(always)]
 fn taps_row_body(taps: &[&[f32]], coeffs: &[f32], out: &mut [f32]) {
+    assert!(taps.len() == coeffs.len());
+    // The tap counts of the common kernels (3, 5, 7 separable; 3×3, 5×5, 7×7 dense) get a
+    // loop unrolled at compile time.
+    match taps.len() {
+        3 => fixed::<3>(taps, coeffs, out),
+        5 => fixed::<5>(taps, coeffs, out),
+        7 => fixed::<7>(taps, coeffs, out),
+        9 => fixed::<9>(taps, coeffs, out),
+        25 => fixed::<25>(taps, coeffs, out),
+        49 => fixed::<49>(taps, coeffs, out),
+        _ => rows(taps, coeffs, out),
+    }
+}
+
+#[inline(always)]
+fn fixed<const K: usize>(taps: &[&[f32]], coeffs: &[f32], out: &mut [f32]) {
+    let taps: &[&[f32]; K] = taps.try_into().unwrap();
+    let coeffs: &[f32; K] = coeffs.try_into().unwrap();
+    rows(taps, coeffs, out);
+}
+
+#[inline(always)]
+fn rows(taps: &[&[f32]], coeffs: &[f32], out: &mut [f32]) {
     let w = out.len();
-    assert!(taps.len() == coeffs.len() && taps.iter().all(|t| t.len() >= w));
+    let mut cut: [&[f32]; super::MAX_KERNEL_SIZE * super::MAX_KERNEL_SIZE] =
+        [&[]; super::MAX_KERNEL_SIZE * super::MAX_KERNEL_SIZE];
+    // Every tap exactly `w` long, so that one bound check covers all of a block's loads.
+    for (c, t) in cut.iter_mut().zip(taps) {
+        *c = &t[..w];
+    }
+    let taps = &cut[..taps.len()];
     if w < BLOCK {
         for (x, o) in out.iter_mut().enumerate() {
             let mut s = 0.0f32;

@@ -72,7 +72,7 @@ pub(super) fn box_update(sums: &mut [u16], enter: &[u8], leave: &[u8]) -> usize 
 /// [`super::box_row`] for a `K`-tap window (`sums.len() ≥ out.len() + K − 1`,
 /// `out.len() ≥ 16`), the division as in `sse2.rs`.
 #[target_feature(enable = "avx2")]
-pub(super) fn box_row<const K: usize>(sums: &[u16], half: u16, recip: u32, out: &mut [u8]) {
+pub(super) fn box_row<const K: usize>(sums: &[u16], half: u16, mul: u16, sh: u32, out: &mut [u8]) {
     let w = out.len();
     assert!(w >= WIDE && sums.len() >= w + K - 1);
     // SAFETY: checked above: window tap `t < K` loads 16 elements at
@@ -80,9 +80,8 @@ pub(super) fn box_row<const K: usize>(sums: &[u16], half: u16, recip: u32, out: 
     // `xs ≤ w − 16` of `out`.
     unsafe {
         let half = _mm256_set1_epi16(half as i16);
-        let r_hi = _mm256_set1_epi16((recip >> 16) as u16 as i16);
-        let r_lo = _mm256_set1_epi16(recip as u16 as i16);
-        let sign = _mm256_set1_epi16(i16::MIN);
+        let mul = _mm256_set1_epi16(mul as i16);
+        let count = _mm_cvtsi32_si128(sh as i32);
         let mut x = 0;
         while x < w {
             let xs = x.min(w - WIDE);
@@ -92,12 +91,7 @@ pub(super) fn box_row<const K: usize>(sums: &[u16], half: u16, recip: u32, out: 
                 s = _mm256_add_epi16(s, _mm256_loadu_si256(p.add(t).cast()));
             }
             let s = _mm256_add_epi16(s, half);
-            let p_lo = _mm256_mullo_epi16(s, r_hi);
-            let p_hi = _mm256_mulhi_epu16(s, r_hi);
-            let low = _mm256_add_epi16(p_lo, _mm256_mulhi_epu16(s, r_lo));
-            let carry =
-                _mm256_cmpgt_epi16(_mm256_xor_si256(p_lo, sign), _mm256_xor_si256(low, sign));
-            let q = _mm256_sub_epi16(p_hi, carry);
+            let q = _mm256_srl_epi16(_mm256_mulhi_epu16(s, mul), count);
             let bytes = _mm_packus_epi16(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
             _mm_storeu_si128(out.as_mut_ptr().add(xs).cast(), bytes);
             x += WIDE;
