@@ -12,7 +12,7 @@ use mvision_core::image::{ImageView, ImageViewMut};
 use mvision_core::integral::integral_u8;
 use mvision_core::pyramid::{pyr_down_f32, pyr_down_size, pyr_down_u8};
 
-const SIZES: [(usize, usize); 10] = [
+const SIZES: [(usize, usize); 11] = [
     (1, 1),
     (2, 3),
     (7, 5),
@@ -23,6 +23,8 @@ const SIZES: [(usize, usize); 10] = [
     (33, 11),
     (64, 3),
     (131, 29),
+    // Wide enough for whole 128-pixel blocks (AVX-512 f32 rows of long kernels) and a tail.
+    (300, 19),
 ];
 
 struct Rng(u64);

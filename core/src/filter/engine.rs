@@ -229,28 +229,6 @@ pub(crate) fn conv2d<S: Pixel, A: Acc, D: Pixel>(
     })
 }
 
-/// [`conv2d`] of an `f32` image with the identity finish: the row kernel writes the output row
-/// directly (no accumulator row in between).
-pub(crate) fn conv2d_f32(
-    src: &ImageView<'_, f32>,
-    dst: &mut ImageViewMut<'_, f32>,
-    k: usize,
-    coeffs: &[f32],
-    border: Border<f32>,
-    scratch: &mut [f32],
-) -> Result<()> {
-    debug_assert!(coeffs.len() == k * k);
-    conv2d_rows(
-        src,
-        dst,
-        k,
-        border,
-        scratch,
-        |p| p,
-        |taps, _, out| super::taps_f32::taps_row_f32(taps, coeffs, out),
-    )
-}
-
 /// The driver of [`conv2d`]: keeps the ring of padded rows and calls `row(taps, acc, out)` for
 /// each output row, with the `k·k` tap slices (kernel row-major, each `width` long), a row of
 /// scratch and the output row.
@@ -483,6 +461,7 @@ pub(crate) fn separable<S: Pixel, A: Acc, D: Pixel>(
         border,
         scratch,
         widen,
+        |_, _| false,
         |taps, acc, out| {
             A::taps_row(taps, ky, acc);
             for (o, &a) in out.iter_mut().zip(acc.iter()) {
@@ -512,13 +491,17 @@ pub(crate) fn separable_f32(
         border,
         scratch,
         |p| p,
-        |taps, _, out| {
-            super::taps_f32::taps_row_f32(taps, ky, out);
-            if let Some(s) = scale {
-                for o in out.iter_mut() {
-                    *o *= s;
-                }
+        |row, hrow| {
+            // Rows wider than the kernel read the source in place (no padded copy).
+            let wide = row.len() > 2 * (kx.len() / 2);
+            if wide {
+                super::taps_f32::horizontal_direct(row, kx, border, hrow);
             }
+            wide
+        },
+        |taps, _, out| match scale {
+            None => super::taps_f32::taps_row_f32(taps, ky, out),
+            Some(s) => super::taps_f32::taps_row_scaled_f32(taps, ky, s, out),
         },
     )
 }
@@ -536,6 +519,7 @@ fn separable_rows<S: Pixel, A: Acc, D: Pixel>(
     border: Border<S>,
     scratch: &mut [A],
     widen: impl Fn(S) -> A,
+    direct: impl Fn(&[S], &mut [A]) -> bool,
     mut vertical: impl FnMut(&[&[A]], &mut [A], &mut [D]),
 ) -> Result<()> {
     let (w, h) = src.size();
@@ -551,6 +535,11 @@ fn separable_rows<S: Pixel, A: Acc, D: Pixel>(
         for t in 0..ky.len() {
             let vy = (oy * step + t) as isize - ry as isize;
             ring.ensure(vy, |hrow| {
+                if let Some(sy) = border.map_index(vy, h) {
+                    if step == 1 && direct(src.row(sy), hrow) {
+                        return;
+                    }
+                }
                 load_padded_row(src, vy, border, rx, padded, &widen);
                 if step == 1 {
                     let mut taps: [&[A]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];

@@ -85,7 +85,7 @@ pub fn filter2d_f32(
     border: Border<f32>,
     scratch: &mut [f32],
 ) -> Result<()> {
-    engine::conv2d_f32(src, dst, kernel.size(), kernel.coeffs(), border, scratch)
+    taps_f32::conv2d_direct(src, dst, kernel.size(), kernel.coeffs(), border, scratch)
 }
 
 /// Separable fixed-point convolution of a `u8` image: exact integer sums, one rounding.
