@@ -84,6 +84,12 @@ fn run(
         for t in 0..ky.len() {
             let vy = (y + t) as isize - ry as isize;
             ring.ensure(vy, |hrow| {
+                match border.map_index(vy, h) {
+                    Some(sy) if w > 2 * rx => {
+                        return horizontal_direct(src.row(sy), kx, border, hrow)
+                    }
+                    _ => {}
+                }
                 load_padded_row(src, vy, border, rx, padded, &|p| p as u16);
                 let mut taps: [&[u16]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];
                 for (t, tap) in taps[..kx.len()].iter_mut().enumerate() {
@@ -103,12 +109,16 @@ fn run(
 
 /// `Σ_i c_i·taps_i[xs..xs + B]`, wrapping (exact under the module's bound).
 #[inline(always)]
-fn block<const B: usize>(taps: &[&[u16]], coeffs: &[u16], xs: usize) -> [u16; B] {
+fn block<T: Copy + Into<u16>, const B: usize>(
+    taps: &[&[T]],
+    coeffs: &[u16],
+    xs: usize,
+) -> [u16; B] {
     let mut a = [0u16; B];
     for (t, &c) in taps.iter().zip(coeffs) {
-        let p: &[u16; B] = t[xs..xs + B].try_into().unwrap();
+        let p: &[T; B] = t[xs..xs + B].try_into().unwrap();
         for (a, &p) in a.iter_mut().zip(p) {
-            *a = a.wrapping_add(c.wrapping_mul(p));
+            *a = a.wrapping_add(c.wrapping_mul(p.into()));
         }
     }
     a
@@ -118,22 +128,27 @@ fn block<const B: usize>(taps: &[&[u16]], coeffs: &[u16], xs: usize) -> [u16; B]
 /// pixels of a row narrower than a block one by one. The usual tap counts get a loop unrolled
 /// at compile time.
 #[inline(always)]
-fn blocks(taps: &[&[u16]], coeffs: &[u16], w: usize, emit: impl FnMut(usize, &[u16])) {
+fn blocks<T: Copy + Into<u16>>(
+    taps: &[&[T]],
+    coeffs: &[u16],
+    w: usize,
+    emit: impl FnMut(usize, &[u16]),
+) {
     assert!(taps.len() == coeffs.len() && taps.iter().all(|t| t.len() >= w));
-    let mut cut: [&[u16]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];
+    let mut cut: [&[T]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];
     // Every tap exactly `w` long, so that one bound check covers all of a block's loads.
     for (c, t) in cut.iter_mut().zip(taps) {
         *c = &t[..w];
     }
     let taps = &cut[..taps.len()];
     match taps.len() {
-        3 => blocks_k::<3>(
+        3 => blocks_k::<T, 3>(
             taps.try_into().unwrap(),
             coeffs.try_into().unwrap(),
             w,
             emit,
         ),
-        5 => blocks_k::<5>(
+        5 => blocks_k::<T, 5>(
             taps.try_into().unwrap(),
             coeffs.try_into().unwrap(),
             w,
@@ -144,8 +159,8 @@ fn blocks(taps: &[&[u16]], coeffs: &[u16], w: usize, emit: impl FnMut(usize, &[u
 }
 
 #[inline(always)]
-fn blocks_k<const K: usize>(
-    taps: &[&[u16]; K],
+fn blocks_k<T: Copy + Into<u16>, const K: usize>(
+    taps: &[&[T]; K],
     coeffs: &[u16; K],
     w: usize,
     emit: impl FnMut(usize, &[u16]),
@@ -154,17 +169,22 @@ fn blocks_k<const K: usize>(
 }
 
 #[inline(always)]
-fn blocks_dyn(taps: &[&[u16]], coeffs: &[u16], w: usize, mut emit: impl FnMut(usize, &[u16])) {
+fn blocks_dyn<T: Copy + Into<u16>>(
+    taps: &[&[T]],
+    coeffs: &[u16],
+    w: usize,
+    mut emit: impl FnMut(usize, &[u16]),
+) {
     if w < BLOCK {
         for x in 0..w {
-            emit(x, &block::<1>(taps, coeffs, x));
+            emit(x, &block::<T, 1>(taps, coeffs, x));
         }
         return;
     }
     let mut x = 0;
     while x < w {
         let xs = x.min(w - BLOCK);
-        emit(xs, &block::<BLOCK>(taps, coeffs, xs));
+        emit(xs, &block::<T, BLOCK>(taps, coeffs, xs));
         x += BLOCK;
     }
 }
@@ -179,6 +199,45 @@ fn taps_row_u16_body(taps: &[&[u16]], coeffs: &[u16], out: &mut [u16]) {
     blocks(taps, coeffs, out.len(), |xs, s| {
         out[xs..xs + s.len()].copy_from_slice(s)
     });
+}
+
+crate::cpu::multiversion! {
+    /// [`taps_row_u16`] on `u8` taps (widened in registers).
+    fn taps_row_u8(taps: &[&[u8]], coeffs: &[u16], out: &mut [u16]) => taps_row_u8_body
+}
+
+#[inline(always)]
+fn taps_row_u8_body(taps: &[&[u8]], coeffs: &[u16], out: &mut [u16]) {
+    blocks(taps, coeffs, out.len(), |xs, s| {
+        out[xs..xs + s.len()].copy_from_slice(s)
+    });
+}
+
+/// One horizontal-pass row straight from the source row `row` (no padded copy): the interior
+/// through [`taps_row_u8`] on shifted slices of it, the `r` border pixels on each side one by
+/// one. Needs `row.len() > 2r`.
+fn horizontal_direct(row: &[u8], kx: &[u16], border: Border<u8>, out: &mut [u16]) {
+    let (w, k) = (row.len(), kx.len());
+    let r = k / 2;
+    let n = w - 2 * r;
+    let mut taps: [&[u8]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];
+    for (t, tap) in taps[..k].iter_mut().enumerate() {
+        *tap = &row[t..t + n];
+    }
+    taps_row_u8(&taps[..k], kx, &mut out[r..r + n]);
+    let fill = match border {
+        Border::Constant(c) => c,
+        _ => 0,
+    };
+    for x in (0..r).chain(w - r..w) {
+        let mut s = 0u16;
+        for (t, &c) in kx.iter().enumerate() {
+            let at = (x + t) as isize - r as isize;
+            let p = border.map_index(at, w).map_or(fill, |i| row[i]);
+            s = s.wrapping_add(c.wrapping_mul(p as u16));
+        }
+        out[x] = s;
+    }
 }
 
 crate::cpu::multiversion! {
