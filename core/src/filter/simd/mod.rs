@@ -225,6 +225,13 @@ pub(crate) fn box_update(sums: &mut [u16], enter: &[u8], leave: &[u8]) -> usize 
 /// The exact division of the box filter in 16-bit lanes: for the window `k` (index `k / 2`),
 /// `(m, sh)` with `⌊x / k²⌋ = ⌊x·m / 2^16⌋ >> sh` for every `x ≤ 255·k² + k²/2` (a
 /// `pmulhuw` and a shift; checked exhaustively by a unit test). `k = 1` needs no division.
+#[cfg_attr(
+    not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    )),
+    allow(dead_code)
+)]
 pub(crate) const BOX_DIV: [(u16, u32); MAX_KERNEL_SIZE.div_ceil(2)] = [
     (0, 0),
     (7282, 0),
@@ -237,25 +244,24 @@ pub(crate) const BOX_DIV: [(u16, u32); MAX_KERNEL_SIZE.div_ceil(2)] = [
 ];
 
 /// One box-filter output row from column sums: `out[x] = ⌊(s + area/2) / area⌋` of the window
-/// sum `s = Σ_{t<k} sums[x + t]` (what `div_round` computes), with [`BOX_DIV`]'s 16-bit
-/// multiply-high. Returns `false`, writing nothing, where this build has no SIMD path,
+/// sum `s = Σ_{t<k} sums[x + t]` (what `div_round` computes): with AVX2 by [`BOX_DIV`]'s
+/// 16-bit multiply-high, with SSE2 as `div_round` does (`(s + area/2)·recip >> 32`, in 16-bit
+/// pieces). Returns `false`, writing nothing, where this build has no SIMD path,
 /// `out.len() < LANES`, `area` is 1 or not `k²`. `sums` must hold `out.len() + k − 1`
-/// elements and each window sum must be at most `255·area`. (`recip`, the scalar path's
-/// reciprocal, is not needed here.)
+/// elements, each window sum must be at most `255·area`, and `recip = ⌈2^32 / area⌉`.
 pub(crate) fn box_row(sums: &[u16], k: usize, area: u32, recip: u32, out: &mut [u8]) -> bool {
-    let _ = recip;
     let w = out.len();
     if !SSE2 || w < LANES || area < 2 || area as usize != k * k {
         return false;
     }
     assert!(sums.len() >= w + k - 1 && k <= MAX_KERNEL_SIZE);
-    let (mul, sh) = BOX_DIV[k / 2];
     let half = (area / 2) as u16;
     #[cfg(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     ))]
     if avx2_for(w) {
+        let (mul, sh) = BOX_DIV[k / 2];
         // SAFETY (each arm): `avx2_for` checked that the CPU runs AVX2.
         #[allow(unsafe_code)]
         unsafe {
@@ -274,14 +280,14 @@ pub(crate) fn box_row(sums: &[u16], k: usize, area: u32, recip: u32, out: &mut [
     }
     // A compile-time window lets the tap loop unroll.
     match k {
-        1 => imp::box_row::<1>(sums, half, mul, sh, out),
-        3 => imp::box_row::<3>(sums, half, mul, sh, out),
-        5 => imp::box_row::<5>(sums, half, mul, sh, out),
-        7 => imp::box_row::<7>(sums, half, mul, sh, out),
-        9 => imp::box_row::<9>(sums, half, mul, sh, out),
-        11 => imp::box_row::<11>(sums, half, mul, sh, out),
-        13 => imp::box_row::<13>(sums, half, mul, sh, out),
-        _ => imp::box_row::<15>(sums, half, mul, sh, out),
+        1 => imp::box_row::<1>(sums, half, recip, out),
+        3 => imp::box_row::<3>(sums, half, recip, out),
+        5 => imp::box_row::<5>(sums, half, recip, out),
+        7 => imp::box_row::<7>(sums, half, recip, out),
+        9 => imp::box_row::<9>(sums, half, recip, out),
+        11 => imp::box_row::<11>(sums, half, recip, out),
+        13 => imp::box_row::<13>(sums, half, recip, out),
+        _ => imp::box_row::<15>(sums, half, recip, out),
     }
     true
 }

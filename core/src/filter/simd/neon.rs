@@ -26,7 +26,7 @@ pub(super) fn box_update(_: &mut [u16], _: &[u8], _: &[u8]) -> usize {
 }
 
 /// Never called: [`super::box_row`] returns `false` on this target.
-pub(super) fn box_row<const K: usize>(_: &[u16], _: u16, _: u16, _: u32, _: &mut [u8]) {
+pub(super) fn box_row<const K: usize>(_: &[u16], _: u16, _: u32, _: &mut [u8]) {
     unreachable!("no box SIMD path on this target")
 }
 
