@@ -10,6 +10,12 @@
     target_feature = "sse2"
 ))]
 #[allow(unsafe_code)]
+mod prefix_avx2;
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+#[allow(unsafe_code)]
 mod prefix_sse2;
 
 use crate::error::{Error, Result};
@@ -47,7 +53,7 @@ pub fn integral_u8(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     ))]
-    let (fast_sum, fast_sq) = (prefix_sse2::sum_row, prefix_sse2::sq_row);
+    let (fast_sum, fast_sq) = (prefix_sse2::sum_row, sq_row_x86 as FastRow<u64>);
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
@@ -83,6 +89,21 @@ table_entry!(u64);
 /// scalar loop would, starting from the running sum `acc`, and returns its length and the
 /// running sum after it.
 type FastRow<T> = fn(&[u8], &[T], &mut [T], T) -> (usize, T);
+
+/// The squared table's [`FastRow`] on x86: AVX2 where [`crate::cpu::active`] allows it, else
+/// SSE2.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+fn sq_row_x86(row: &[u8], above: &[u64], out: &mut [u64], acc: u64) -> (usize, u64) {
+    if crate::cpu::active() >= crate::cpu::Level::X86V3 {
+        // SAFETY: `active()` only reports x86-64-v3 where the CPU and the OS support AVX2.
+        #[allow(unsafe_code)]
+        return unsafe { prefix_avx2::sq_row(row, above, out, acc) };
+    }
+    prefix_sse2::sq_row(row, above, out, acc)
+}
 
 /// The [`FastRow`] of targets without one: nothing done.
 #[allow(dead_code)]
