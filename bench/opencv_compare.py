@@ -135,10 +135,13 @@ def time_call(fn, repeat: int) -> dict:
     }
 
 
-def run_mvision_bench(binary: Path, sizes: str, repeat: int) -> dict:
+def run_mvision_bench(binary: Path, sizes: str, repeat: int, cpu: str | None = None) -> dict:
     cmd = [str(binary), "bench", "filter", "--json", "--sizes", sizes, "--repeat", str(repeat)]
-    log(f"running: {' '.join(cmd)}")
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ)
+    if cpu is not None:
+        env["MVISION_CPU"] = cpu
+    log(f"running: {'MVISION_CPU=' + cpu + ' ' if cpu else ''}{' '.join(cmd)}")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         sys.exit(f"error: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
     lines = proc.stdout.strip().splitlines()
@@ -270,6 +273,14 @@ def main() -> None:
         metavar="[LABEL=]PATH",
         help="an mvision binary to measure (repeatable); default target/release/mvision",
     )
+    ap.add_argument(
+        "--mvision-cpu",
+        action="append",
+        default=[],
+        metavar="LABEL=LEVEL",
+        help="run the build LABEL with MVISION_CPU=LEVEL (baseline, x86-64-v3, x86-64-v4), "
+        "e.g. the same binary twice: --mvision base=B --mvision-cpu base=baseline --mvision dflt=B",
+    )
     ap.add_argument("--sizes", default=DEFAULT_SIZES, help="comma-separated WxH")
     ap.add_argument("--repeat", type=int, default=15, help="timed samples per case (median)")
     ap.add_argument(
@@ -290,6 +301,10 @@ def main() -> None:
 
     default_build = f"mvision={REPO / 'target' / 'release' / 'mvision'}"
     builds = [parse_build(b) for b in (args.mvision or [default_build])]
+    cpu_caps = dict(c.split("=", 1) for c in args.mvision_cpu)
+    for label in cpu_caps:
+        if label not in {b[0] for b in builds}:
+            sys.exit(f"error: --mvision-cpu {label}=...: no --mvision build is labelled {label}")
     for label, path in builds:
         if not path.is_file():
             sys.exit(
@@ -306,7 +321,8 @@ def main() -> None:
     theirs = []  # one dict per (round, size, case, call, ipp)
     for rnd in range(args.rounds):
         for label, path in builds:
-            ours_rounds[label].append(run_mvision_bench(path, args.sizes, args.repeat))
+            cpu = cpu_caps.get(label)
+            ours_rounds[label].append(run_mvision_bench(path, args.sizes, args.repeat, cpu))
         kernels = ours_rounds[builds[0][0]][0]["dense_kernels"]
         case_ids = list(dict.fromkeys(r["case"] for r in ours_rounds[builds[0][0]][0]["results"]))
         for w, h in sizes:

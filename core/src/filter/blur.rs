@@ -194,17 +194,8 @@ pub fn box_blur_f32(
 ) -> Result<()> {
     check_box(ksize)?;
     let inv = 1.0 / (ksize * ksize) as f32;
-    engine::separable(
-        src,
-        dst,
-        &ONES_F32[..ksize],
-        &ONES_F32[..ksize],
-        1,
-        border,
-        scratch,
-        |p| p,
-        |a| a * inv,
-    )
+    let ones = &ONES_F32[..ksize];
+    engine::separable_f32(src, dst, ones, ones, border, scratch, Some(inv))
 }
 
 #[cfg(test)]

@@ -143,6 +143,17 @@ mod tests {
     /// The SIMD division (16-bit pieces) against the scalar one, for every window sum: column
     /// sums laid out so that each output pixel's window sum is one value of the range.
     #[test]
+    fn box_div_table_is_exact() {
+        for k in (3..=super::super::MAX_KERNEL_SIZE).step_by(2) {
+            let area = (k * k) as u32;
+            let (m, sh) = simd::BOX_DIV[k / 2];
+            for x in 0..=255 * area + area / 2 {
+                assert_eq!((x * m as u32) >> 16 >> sh, x / area, "k={k} x={x}");
+            }
+        }
+    }
+
+    #[test]
     fn simd_division_matches_scalar() {
         for k in (3..=super::super::MAX_KERNEL_SIZE).step_by(2) {
             let area = (k * k) as u32;
@@ -153,7 +164,7 @@ mod tests {
             let mut start = 0u32;
             while start <= max {
                 let w = 64usize;
-                let mut sums = vec![0u16; w * k + k + simd::LANES];
+                let mut sums = vec![0u16; w * k + k + 2 * simd::LANES];
                 let mut want = vec![0u8; w];
                 for x in 0..w {
                     let s = (start + x as u32).min(max);
@@ -162,16 +173,21 @@ mod tests {
                 }
                 // Spread: output x reads sums[x*k .. x*k + k]; use a strided copy.
                 let mut out = vec![0u8; w];
-                for (x, o) in out.iter_mut().enumerate() {
-                    let window = &sums[x * k..x * k + k + simd::LANES - 1];
-                    let mut one = [0u8; simd::LANES];
-                    if simd::box_row(&window[..simd::LANES + k - 1], k, area, recip, &mut one) {
-                        *o = one[0];
-                    } else {
-                        *o = div_round(window[..k].iter().map(|&v| v as u32).sum(), area, recip);
+                // 8 output pixels take the SSE2 kernel, 16 the AVX2 one where the CPU has it.
+                for lanes in [simd::LANES, 2 * simd::LANES] {
+                    for (x, o) in out.iter_mut().enumerate() {
+                        let window = &sums[x * k..x * k + k + lanes - 1];
+                        let mut one = [0u8; 2 * simd::LANES];
+                        let one = &mut one[..lanes];
+                        if simd::box_row(window, k, area, recip, one) {
+                            *o = one[0];
+                        } else {
+                            let s = window[..k].iter().map(|&v| v as u32).sum();
+                            *o = div_round(s, area, recip);
+                        }
                     }
+                    assert_eq!(out, want, "k={k} from {start}, {lanes} lanes");
                 }
-                assert_eq!(out, want, "k={k} from {start}");
                 start += w as u32;
             }
         }

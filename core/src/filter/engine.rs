@@ -26,13 +26,34 @@ pub(crate) trait Acc:
     /// Whether a zero coefficient can be skipped without changing the result (true for
     /// integers; false for floats, where `0 · NaN` must still poison the sum).
     const SKIP_ZERO: bool;
+
+    /// One output row: `out[x] = Σ_i coeffs[i] · taps[i][x]`, starting from zero and adding
+    /// in tap order (each tap slice holds at least `out.len()` elements).
+    fn taps_row(taps: &[&[Self]], coeffs: &[Self], out: &mut [Self]) {
+        out.fill(Self::default());
+        for (t, &c) in taps.iter().zip(coeffs) {
+            if Self::SKIP_ZERO && c == Self::default() {
+                continue;
+            }
+            for (o, &p) in out.iter_mut().zip(*t) {
+                *o = *o + c * p;
+            }
+        }
+    }
 }
 impl Acc for i32 {
     const SKIP_ZERO: bool = true;
 }
 impl Acc for f32 {
     const SKIP_ZERO: bool = false;
+
+    fn taps_row(taps: &[&[f32]], coeffs: &[f32], out: &mut [f32]) {
+        super::taps_f32::taps_row_f32(taps, coeffs, out);
+    }
 }
+
+/// Most taps of one output row (a dense `15 × 15` kernel).
+const MAX_TAPS: usize = super::MAX_KERNEL_SIZE * super::MAX_KERNEL_SIZE;
 
 /// Scratch elements the 2-D engine needs for a `width`-pixel row and a `k × k` kernel.
 pub(crate) fn conv2d_scratch_len(width: usize, k: usize) -> Option<usize> {
@@ -199,8 +220,29 @@ pub(crate) fn conv2d<S: Pixel, A: Acc, D: Pixel>(
     widen: impl Fn(S) -> A,
     finish: impl Fn(A) -> D,
 ) -> Result<()> {
+    debug_assert!(coeffs.len() == k * k);
+    conv2d_rows(src, dst, k, border, scratch, widen, |taps, acc, out| {
+        A::taps_row(taps, coeffs, acc);
+        for (o, &a) in out.iter_mut().zip(acc.iter()) {
+            *o = finish(a);
+        }
+    })
+}
+
+/// The driver of [`conv2d`]: keeps the ring of padded rows and calls `row(taps, acc, out)` for
+/// each output row, with the `k·k` tap slices (kernel row-major, each `width` long), a row of
+/// scratch and the output row.
+fn conv2d_rows<S: Pixel, A: Acc, D: Pixel>(
+    src: &ImageView<'_, S>,
+    dst: &mut ImageViewMut<'_, D>,
+    k: usize,
+    border: Border<S>,
+    scratch: &mut [A],
+    widen: impl Fn(S) -> A,
+    mut row: impl FnMut(&[&[A]], &mut [A], &mut [D]),
+) -> Result<()> {
     crate::image::same_size(src.size(), dst.size())?;
-    debug_assert!(k % 2 == 1 && k <= super::MAX_KERNEL_SIZE && coeffs.len() == k * k);
+    debug_assert!(k % 2 == 1 && k <= super::MAX_KERNEL_SIZE);
     let need = conv2d_scratch_len(src.width(), k).ok_or(Error::Overflow)?;
     if scratch.len() < need {
         return Err(Error::BufferTooSmall);
@@ -215,21 +257,14 @@ pub(crate) fn conv2d<S: Pixel, A: Acc, D: Pixel>(
             let vy = (y + t) as isize - r as isize;
             ring.ensure(vy, |out| load_padded_row(src, vy, border, r, out, &widen));
         }
-        acc.fill(A::default());
+        let mut taps: [&[A]; MAX_TAPS] = [&[]; MAX_TAPS];
         for t in 0..k {
             let row = ring.row((y + t) as isize - r as isize);
-            for (kx, &c) in coeffs[t * k..(t + 1) * k].iter().enumerate() {
-                if A::SKIP_ZERO && c == A::default() {
-                    continue;
-                }
-                for (a, &p) in acc.iter_mut().zip(&row[kx..kx + w]) {
-                    *a = *a + c * p;
-                }
+            for kx in 0..k {
+                taps[t * k + kx] = &row[kx..kx + w];
             }
         }
-        for (o, &a) in dst.row_mut(y).iter_mut().zip(acc.iter()) {
-            *o = finish(a);
-        }
+        row(&taps[..k * k], acc, dst.row_mut(y));
     }
     Ok(())
 }
@@ -339,6 +374,11 @@ pub(crate) fn separable_round_u8(
     let zx = reduce(kx, &mut rx);
     let zy = reduce(ky, &mut ry);
     let (rkx, rky) = (&rx[..kx.len()], &ry[..ky.len()]);
+    let narrow =
+        super::sep_u16::separable_round_u8(src, dst, rkx, rky, shift - zx - zy, border, scratch);
+    if let Some(done) = narrow {
+        return done;
+    }
     match simd::SepQ16::new(rkx, rky) {
         Some(fast) if src.width() >= simd::LANES => {
             let shift = shift - zx - zy;
@@ -412,6 +452,76 @@ pub(crate) fn separable<S: Pixel, A: Acc, D: Pixel>(
     widen: impl Fn(S) -> A,
     finish: impl Fn(A) -> D,
 ) -> Result<()> {
+    separable_rows(
+        src,
+        dst,
+        kx,
+        ky,
+        step,
+        border,
+        scratch,
+        widen,
+        |_, _| false,
+        |taps, acc, out| {
+            A::taps_row(taps, ky, acc);
+            for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                *o = finish(a);
+            }
+        },
+    )
+}
+
+/// [`separable`] of an `f32` image without subsampling, the sums multiplied by `scale` if
+/// given: the vertical row kernel writes the output row directly.
+pub(crate) fn separable_f32(
+    src: &ImageView<'_, f32>,
+    dst: &mut ImageViewMut<'_, f32>,
+    kx: &[f32],
+    ky: &[f32],
+    border: Border<f32>,
+    scratch: &mut [f32],
+    scale: Option<f32>,
+) -> Result<()> {
+    separable_rows(
+        src,
+        dst,
+        kx,
+        ky,
+        1,
+        border,
+        scratch,
+        |p| p,
+        |row, hrow| {
+            // Rows wider than the kernel read the source in place (no padded copy).
+            let wide = row.len() > 2 * (kx.len() / 2);
+            if wide {
+                super::taps_f32::horizontal_direct(row, kx, border, hrow);
+            }
+            wide
+        },
+        |taps, _, out| match scale {
+            None => super::taps_f32::taps_row_f32(taps, ky, out),
+            Some(s) => super::taps_f32::taps_row_scaled_f32(taps, ky, s, out),
+        },
+    )
+}
+
+/// The driver of [`separable`]: the horizontal pass into the ring, then `vertical(taps, acc,
+/// out)` for each output row with the `ky.len()` ring rows under the vertical taps, a row of
+/// scratch and the output row.
+#[allow(clippy::too_many_arguments)]
+fn separable_rows<S: Pixel, A: Acc, D: Pixel>(
+    src: &ImageView<'_, S>,
+    dst: &mut ImageViewMut<'_, D>,
+    kx: &[A],
+    ky: &[A],
+    step: usize,
+    border: Border<S>,
+    scratch: &mut [A],
+    widen: impl Fn(S) -> A,
+    direct: impl Fn(&[S], &mut [A]) -> bool,
+    mut vertical: impl FnMut(&[&[A]], &mut [A], &mut [D]),
+) -> Result<()> {
     let (w, h) = src.size();
     let out = (w.div_ceil(step), h.div_ceil(step));
     crate::image::same_size(out, dst.size())?;
@@ -425,37 +535,36 @@ pub(crate) fn separable<S: Pixel, A: Acc, D: Pixel>(
         for t in 0..ky.len() {
             let vy = (oy * step + t) as isize - ry as isize;
             ring.ensure(vy, |hrow| {
+                if let Some(sy) = border.map_index(vy, h) {
+                    if step == 1 && direct(src.row(sy), hrow) {
+                        return;
+                    }
+                }
                 load_padded_row(src, vy, border, rx, padded, &widen);
+                if step == 1 {
+                    let mut taps: [&[A]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];
+                    for (t, tap) in taps[..kx.len()].iter_mut().enumerate() {
+                        *tap = &padded[t..t + ow];
+                    }
+                    A::taps_row(&taps[..kx.len()], kx, hrow);
+                    return;
+                }
                 hrow.fill(A::default());
                 for (t, &c) in kx.iter().enumerate() {
                     if A::SKIP_ZERO && c == A::default() {
                         continue;
                     }
-                    if step == 1 {
-                        for (hv, &p) in hrow.iter_mut().zip(&padded[t..t + ow]) {
-                            *hv = *hv + c * p;
-                        }
-                    } else {
-                        for (hv, &p) in hrow.iter_mut().zip(padded[t..].iter().step_by(step)) {
-                            *hv = *hv + c * p;
-                        }
+                    for (hv, &p) in hrow.iter_mut().zip(padded[t..].iter().step_by(step)) {
+                        *hv = *hv + c * p;
                     }
                 }
             });
         }
-        acc.fill(A::default());
-        for (t, &c) in ky.iter().enumerate() {
-            if A::SKIP_ZERO && c == A::default() {
-                continue;
-            }
-            let row = ring.row((oy * step + t) as isize - ry as isize);
-            for (a, &p) in acc.iter_mut().zip(row) {
-                *a = *a + c * p;
-            }
+        let mut taps: [&[A]; super::MAX_KERNEL_SIZE] = [&[]; super::MAX_KERNEL_SIZE];
+        for (t, tap) in taps[..ky.len()].iter_mut().enumerate() {
+            *tap = ring.row((oy * step + t) as isize - ry as isize);
         }
-        for (o, &a) in dst.row_mut(oy).iter_mut().zip(acc.iter()) {
-            *o = finish(a);
-        }
+        vertical(&taps[..ky.len()], acc, dst.row_mut(oy));
     }
     Ok(())
 }

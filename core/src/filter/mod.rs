@@ -18,8 +18,10 @@ mod blur;
 mod box_sum;
 pub(crate) mod engine;
 mod kernel;
+mod sep_u16;
 mod simd;
 mod sobel;
+mod taps_f32;
 
 pub use blur::{
     box_blur_f32, box_blur_u8, gaussian_blur_f32, gaussian_blur_u8, gaussian_kernel_f32,
@@ -83,16 +85,7 @@ pub fn filter2d_f32(
     border: Border<f32>,
     scratch: &mut [f32],
 ) -> Result<()> {
-    engine::conv2d(
-        src,
-        dst,
-        kernel.size(),
-        kernel.coeffs(),
-        border,
-        scratch,
-        |p| p,
-        |a| a,
-    )
+    taps_f32::conv2d_direct(src, dst, kernel.size(), kernel.coeffs(), border, scratch)
 }
 
 /// Separable fixed-point convolution of a `u8` image: exact integer sums, one rounding.
@@ -127,15 +120,5 @@ pub fn sep_filter_f32(
     border: Border<f32>,
     scratch: &mut [f32],
 ) -> Result<()> {
-    engine::separable(
-        src,
-        dst,
-        kernel.kx(),
-        kernel.ky(),
-        1,
-        border,
-        scratch,
-        |p| p,
-        |a| a,
-    )
+    engine::separable_f32(src, dst, kernel.kx(), kernel.ky(), border, scratch, None)
 }

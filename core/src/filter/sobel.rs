@@ -40,9 +40,8 @@ pub fn sobel_f32(
     scratch: &mut [f32],
 ) -> Result<()> {
     same_size(src.size(), dy.size())?;
-    let id = |a: f32| a;
-    engine::separable(src, dx, &DERIV_F32, &SMOOTH_F32, 1, border, scratch, id, id)?;
-    engine::separable(src, dy, &SMOOTH_F32, &DERIV_F32, 1, border, scratch, id, id)
+    engine::separable_f32(src, dx, &DERIV_F32, &SMOOTH_F32, border, scratch, None)?;
+    engine::separable_f32(src, dy, &SMOOTH_F32, &DERIV_F32, border, scratch, None)
 }
 
 /// `atan2(dy, dx)` folded into `(−π, π]` (`atan2(−0, x<0)` is −π).

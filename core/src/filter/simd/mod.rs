@@ -49,7 +49,17 @@ const ENABLED: bool = cfg!(any(
 pub(crate) fn pair_row_u8(row: &[u8], out: &mut [i32]) {
     let n = row.len().saturating_sub(1);
     let out = &mut out[..n];
-    let done = imp::pair_row_u8(row, out);
+    let mut done = 0;
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    if avx2_for(n) {
+        // SAFETY: `avx2_for` checked that the CPU runs AVX2.
+        done = unsafe { avx2::pair_row_u8(row, out) };
+    }
+    done += imp::pair_row_u8(&row[done..], &mut out[done..]);
     for (o, (&a, &b)) in out[done..]
         .iter_mut()
         .zip(row[done..].iter().zip(&row[done + 1..]))
@@ -123,12 +133,59 @@ impl DenseQ16 {
     #[inline(always)]
     fn row_k<const K: usize>(&self, rows: &[&[i32]], out: &mut [u8]) {
         let pairs = K * K.div_ceil(2);
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2"
+        ))]
+        if avx2_for(out.len()) {
+            return self.row_avx2(rows, out);
+        }
         let mut starts: [&[i32]; MAX_PAIRS] = [&[]; MAX_PAIRS];
         for (s, &(t, kx)) in starts.iter_mut().zip(&self.taps[..pairs]) {
             *s = &rows[t as usize][kx as usize..];
         }
         imp::dense_row(&starts[..pairs], &self.packed[..pairs], self.shift, out);
     }
+}
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+impl DenseQ16 {
+    /// [`DenseQ16::row`] with the AVX2 kernel (the caller checked [`avx2_for`]).
+    fn row_avx2(&self, rows: &[&[i32]], out: &mut [u8]) {
+        let mut starts: [&[i32]; MAX_PAIRS] = [&[]; MAX_PAIRS];
+        let pairs = self.k * self.k.div_ceil(2);
+        for (s, &(t, kx)) in starts.iter_mut().zip(&self.taps[..pairs]) {
+            *s = &rows[t as usize][kx as usize..];
+        }
+        let (starts, packed) = (&starts[..pairs], &self.packed[..pairs]);
+        // SAFETY (each arm): the caller checked `avx2_for`, so the CPU runs AVX2.
+        #[allow(unsafe_code)]
+        unsafe {
+            match self.k {
+                1 => avx2::dense_row::<1>(starts, packed, self.shift, out),
+                3 => avx2::dense_row::<6>(starts, packed, self.shift, out),
+                5 => avx2::dense_row::<15>(starts, packed, self.shift, out),
+                7 => avx2::dense_row::<28>(starts, packed, self.shift, out),
+                9 => avx2::dense_row::<45>(starts, packed, self.shift, out),
+                11 => avx2::dense_row::<66>(starts, packed, self.shift, out),
+                13 => avx2::dense_row::<91>(starts, packed, self.shift, out),
+                _ => avx2::dense_row::<120>(starts, packed, self.shift, out),
+            }
+        }
+    }
+}
+
+/// Whether the AVX2 kernels may run on a row of `w` pixels: the CPU (and the cap) allow
+/// x86-64-v3 and the row holds at least one 16-pixel step.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+fn avx2_for(w: usize) -> bool {
+    w >= avx2::WIDE && crate::cpu::active() >= crate::cpu::Level::X86V3
 }
 
 /// `i32` scratch seen as twice as many `u16` elements (for the box filter's column sums).
@@ -146,21 +203,81 @@ pub(crate) fn as_u16(scratch: &mut [i32]) -> &mut [u16] {
 /// pixels long; returns its length (0 without SIMD). The three slices must have one length.
 pub(crate) fn box_update(sums: &mut [u16], enter: &[u8], leave: &[u8]) -> usize {
     assert!(enter.len() == sums.len() && leave.len() == sums.len());
-    imp::box_update(sums, enter, leave)
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
+    #[allow(unsafe_code)]
+    let done = if avx2_for(sums.len()) {
+        // SAFETY: `avx2_for` checked that the CPU runs AVX2.
+        unsafe { avx2::box_update(sums, enter, leave) }
+    } else {
+        0
+    };
+    #[cfg(not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    )))]
+    let done = 0;
+    done + imp::box_update(&mut sums[done..], &enter[done..], &leave[done..])
 }
 
+/// The exact division of the box filter in 16-bit lanes: for the window `k` (index `k / 2`),
+/// `(m, sh)` with `⌊x / k²⌋ = ⌊x·m / 2^16⌋ >> sh` for every `x ≤ 255·k² + k²/2` (a
+/// `pmulhuw` and a shift; checked exhaustively by a unit test). `k = 1` needs no division.
+#[cfg_attr(
+    not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    )),
+    allow(dead_code)
+)]
+pub(crate) const BOX_DIV: [(u16, u32); MAX_KERNEL_SIZE.div_ceil(2)] = [
+    (0, 0),
+    (7282, 0),
+    (5243, 1),
+    (2675, 1),
+    (6473, 3),
+    (4333, 3),
+    (49637, 7),
+    (37283, 7),
+];
+
 /// One box-filter output row from column sums: `out[x] = ⌊(s + area/2) / area⌋` of the window
-/// sum `s = Σ_{t<k} sums[x + t]`, divided as `div_round` does (`(s + area/2)·recip >> 32`, in
-/// 16-bit pieces). Returns `false`, writing nothing, where this build has no SIMD path,
-/// `out.len() < LANES` or `area` is 1. `sums` must hold `out.len() + k − 1` elements, each
-/// window sum must be at most `255·area`, and `recip = ⌈2^32 / area⌉`.
+/// sum `s = Σ_{t<k} sums[x + t]` (what `div_round` computes): with AVX2 by [`BOX_DIV`]'s
+/// 16-bit multiply-high, with SSE2 as `div_round` does (`(s + area/2)·recip >> 32`, in 16-bit
+/// pieces). Returns `false`, writing nothing, where this build has no SIMD path,
+/// `out.len() < LANES`, `area` is 1 or not `k²`. `sums` must hold `out.len() + k − 1`
+/// elements, each window sum must be at most `255·area`, and `recip = ⌈2^32 / area⌉`.
 pub(crate) fn box_row(sums: &[u16], k: usize, area: u32, recip: u32, out: &mut [u8]) -> bool {
     let w = out.len();
-    if !SSE2 || w < LANES || area < 2 {
+    if !SSE2 || w < LANES || area < 2 || area as usize != k * k {
         return false;
     }
     assert!(sums.len() >= w + k - 1 && k <= MAX_KERNEL_SIZE);
     let half = (area / 2) as u16;
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
+    if avx2_for(w) {
+        let (mul, sh) = BOX_DIV[k / 2];
+        // SAFETY (each arm): `avx2_for` checked that the CPU runs AVX2.
+        #[allow(unsafe_code)]
+        unsafe {
+            match k {
+                1 => avx2::box_row::<1>(sums, half, mul, sh, out),
+                3 => avx2::box_row::<3>(sums, half, mul, sh, out),
+                5 => avx2::box_row::<5>(sums, half, mul, sh, out),
+                7 => avx2::box_row::<7>(sums, half, mul, sh, out),
+                9 => avx2::box_row::<9>(sums, half, mul, sh, out),
+                11 => avx2::box_row::<11>(sums, half, mul, sh, out),
+                13 => avx2::box_row::<13>(sums, half, mul, sh, out),
+                _ => avx2::box_row::<15>(sums, half, mul, sh, out),
+            }
+        }
+        return true;
+    }
     // A compile-time window lets the tap loop unroll.
     match k {
         1 => imp::box_row::<1>(sums, half, recip, out),
@@ -267,6 +384,21 @@ impl SepQ16 {
 
     fn horizontal_n<const N: usize>(&self, pairs: &[i32], out: &mut [i32]) {
         let packed: &[Splat; N] = self.x_packed[..N].try_into().unwrap();
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2"
+        ))]
+        if avx2_for(out.len()) {
+            // SAFETY (both arms): `avx2_for` checked that the CPU runs AVX2.
+            #[allow(unsafe_code)]
+            unsafe {
+                match self.narrow {
+                    true => avx2::sep_horizontal::<true, N>(pairs, packed, out),
+                    false => avx2::sep_horizontal::<false, N>(pairs, packed, out),
+                }
+            }
+            return;
+        }
         match self.narrow {
             true => imp::sep_horizontal::<true>(pairs, packed, out),
             false => imp::sep_horizontal::<false>(pairs, packed, out),
@@ -300,6 +432,37 @@ impl SepQ16 {
     fn vertical_n<const N: usize>(&self, starts: &[&[i32]], out: VerticalOut<'_>) {
         let starts: &[&[i32]; N] = starts[..N].try_into().unwrap();
         let split: &[[Splat; 2]; N] = self.y_split[..N].try_into().unwrap();
+        #[cfg(all(
+            any(target_arch = "x86", target_arch = "x86_64"),
+            target_feature = "sse2"
+        ))]
+        {
+            let w = match &out {
+                VerticalOut::Sums(o) => o.len(),
+                VerticalOut::RoundU8 { out, .. } => out.len(),
+            };
+            if avx2_for(w) {
+                // SAFETY (every arm): `avx2_for` checked that the CPU runs AVX2.
+                #[allow(unsafe_code)]
+                unsafe {
+                    match (out, self.narrow) {
+                        (VerticalOut::Sums(o), true) => {
+                            avx2::sep_vertical_sums::<true, N>(starts, split, o)
+                        }
+                        (VerticalOut::Sums(o), false) => {
+                            avx2::sep_vertical_sums::<false, N>(starts, split, o)
+                        }
+                        (VerticalOut::RoundU8 { shift, out }, true) => {
+                            avx2::sep_vertical_round::<true, N>(starts, split, shift, out)
+                        }
+                        (VerticalOut::RoundU8 { shift, out }, false) => {
+                            avx2::sep_vertical_round::<false, N>(starts, split, shift, out)
+                        }
+                    }
+                }
+                return;
+            }
+        }
         match self.narrow {
             true => imp::sep_vertical::<true>(starts, split, out),
             false => imp::sep_vertical::<false>(starts, split, out),
@@ -314,6 +477,13 @@ impl SepQ16 {
 #[allow(unsafe_code)]
 #[path = "sse2.rs"]
 mod imp;
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+#[allow(unsafe_code)]
+mod avx2;
 
 #[cfg(all(
     target_arch = "aarch64",

@@ -5,6 +5,19 @@
 //! reads. The plain table is `u32` (valid while `255·w·h < 2³²`, about 16.8 Mpixel); the
 //! squared table is `u64`.
 
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+#[allow(unsafe_code)]
+mod prefix_avx2;
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+#[allow(unsafe_code)]
+mod prefix_sse2;
+
 use crate::error::{Error, Result};
 use crate::geometry::Rect;
 use crate::image::{same_size, ImageView, ImageViewMut};
@@ -36,9 +49,19 @@ pub fn integral_u8(
     if (w as u64).saturating_mul(h as u64) > MAX_INTEGRAL_PIXELS {
         return Err(Error::Overflow);
     }
-    fill_table(src, sum, |p| p as u32);
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
+    let (fast_sum, fast_sq) = (prefix_sse2::sum_row, sq_row_x86 as FastRow<u64>);
+    #[cfg(not(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    )))]
+    let (fast_sum, fast_sq) = (no_fast_row::<u32>, no_fast_row::<u64>);
+    fill_table(src, sum, |p| p as u32, fast_sum);
     if let Some(sq) = sqsum {
-        fill_table(src, sq, |p| (p as u64) * (p as u64));
+        fill_table(src, sq, |p| (p as u64) * (p as u64), fast_sq);
     }
     Ok(())
 }
@@ -62,18 +85,51 @@ macro_rules! table_entry {
 table_entry!(u32);
 table_entry!(u64);
 
-/// Writes the summed-area table of `term(p)` over `src` into `table` (row 0 and column 0 zero).
+/// A vectorised row of [`fill_table`]: `(row, above, out, acc)` fills a prefix of `out` as the
+/// scalar loop would, starting from the running sum `acc`, and returns its length and the
+/// running sum after it.
+type FastRow<T> = fn(&[u8], &[T], &mut [T], T) -> (usize, T);
+
+/// The squared table's [`FastRow`] on x86: AVX2 where [`crate::cpu::active`] allows it, else
+/// SSE2.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+fn sq_row_x86(row: &[u8], above: &[u64], out: &mut [u64], acc: u64) -> (usize, u64) {
+    if crate::cpu::active() >= crate::cpu::Level::X86V3 {
+        // SAFETY: `active()` only reports x86-64-v3 where the CPU and the OS support AVX2.
+        #[allow(unsafe_code)]
+        return unsafe { prefix_avx2::sq_row(row, above, out, acc) };
+    }
+    prefix_sse2::sq_row(row, above, out, acc)
+}
+
+/// The [`FastRow`] of targets without one: nothing done.
+#[allow(dead_code)]
+fn no_fast_row<T>(_: &[u8], _: &[T], _: &mut [T], acc: T) -> (usize, T) {
+    (0, acc)
+}
+
+/// Writes the summed-area table of `term(p)` over `src` into `table` (row 0 and column 0 zero),
+/// each row through `fast` first, the rest of it by the scalar loop.
 fn fill_table<T: TableEntry>(
     src: &ImageView<'_, u8>,
     table: &mut ImageViewMut<'_, T>,
     term: impl Fn(u8) -> T,
+    fast: FastRow<T>,
 ) {
     table.row_mut(0).fill(T::default());
     for y in 0..src.height() {
-        let mut acc = T::default();
         let (above, below) = split_rows(table, y);
         below[0] = T::default();
-        for ((o, &a), &p) in below[1..].iter_mut().zip(&above[1..]).zip(src.row(y)) {
+        let row = src.row(y);
+        let (done, mut acc) = fast(row, &above[1..], &mut below[1..], T::default());
+        for ((o, &a), &p) in below[1 + done..]
+            .iter_mut()
+            .zip(&above[1 + done..])
+            .zip(&row[done..])
+        {
             acc = acc + term(p);
             *o = a + acc;
         }
