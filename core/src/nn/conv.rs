@@ -13,7 +13,8 @@
 //!   multiply one block at a time, and copy ("concatenate") its result into the output;
 //! * [`ConvMethod::Winograd`]: Lavin & Gray's F(2×2, 3×3) for 3×3, stride-1, undilated kernels:
 //!   input tiles and weights transformed, 16 GEMMs over all the batch's tiles, 2.25× fewer
-//!   multiplications than im2col on whole tiles.
+//!   multiplications than im2col on whole tiles; [`conv2d_winograd_prepared`] runs it on
+//!   weights transformed once ([`winograd_prepare_weights`], 16/9 of the weights' memory).
 //!
 //! Weights are `c_out × c_in/groups × kh × kw` (ONNX / PyTorch order), bias one value per output
 //! channel. [`workspace_len`] gives each method's working memory; [`choose_method`] picks the
@@ -213,7 +214,8 @@ pub enum ConvMethod {
     },
     /// Winograd F(2×2, 3×3) (Lavin & Gray 2016): only for 3×3 kernels with stride 1 and
     /// dilation 1 (any padding, batch and groups); other shapes are [`Error::InvalidArgument`].
-    /// Weights are transformed on every call; results differ from direct summation by a few
+    /// Weights are transformed on every call ([`conv2d_winograd_prepared`] takes them
+    /// transformed once, [`winograd_prepare_weights`]); results differ from direct summation by a few
     /// more ulps than the other methods: their error scales with the transformed operands' sizes
     /// (a 4×4 input patch and a whole kernel per element), not with each `x·w`.
     Winograd,
@@ -473,6 +475,85 @@ pub fn conv2d(
         }
     }
     Ok(())
+}
+
+/// Elements of the pre-transformed Winograd weights of `shape` ([`winograd_prepare_weights`]):
+/// `16·c_in/groups·c_out`, 16/9 of the weights. A network that keeps them (its weights are
+/// otherwise read in place) spends that much memory once to skip the weight transform that
+/// [`ConvMethod::Winograd`] repeats on every call.
+///
+/// # Errors
+/// Those of [`Conv2dShape::dims`]; [`Error::InvalidArgument`] if Winograd does not apply (not
+/// 3×3, stride 1, dilation 1); [`Error::Overflow`] if the length overflows.
+pub fn winograd_weights_len(shape: &Conv2dShape) -> Result<usize> {
+    shape.dims()?;
+    let len = winograd::prepared_len(shape)?;
+    checked_bytes(len)?;
+    Ok(len)
+}
+
+/// Working memory (`f32` elements) of [`conv2d_winograd_prepared`]: the transformed input and
+/// products of [`workspace_len`]`(Winograd, shape)` without its weight planes, plus GEMM packing.
+///
+/// # Errors
+/// As [`winograd_weights_len`].
+pub fn winograd_prepared_workspace_len(shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    let len = winograd::prepared_workspace_len(shape, &d)?;
+    checked_bytes(len)?;
+    Ok(len)
+}
+
+/// Transforms `weights` (`c_out × c_in/groups × 3 × 3`) once into `prepared`
+/// ([`winograd_weights_len`] elements) for [`conv2d_winograd_prepared`].
+///
+/// # Errors
+/// As [`winograd_weights_len`]; [`Error::BufferTooSmall`] if `weights` or `prepared` is too
+/// short. Nothing is written on error.
+pub fn winograd_prepare_weights(
+    shape: &Conv2dShape,
+    weights: &[f32],
+    prepared: &mut [f32],
+) -> Result<()> {
+    let d = shape.dims()?;
+    let len = winograd_weights_len(shape)?;
+    if weights.len() < d.weight_len || prepared.len() < len {
+        return Err(Error::BufferTooSmall);
+    }
+    winograd::prepare_weights(shape, weights, prepared);
+    Ok(())
+}
+
+/// [`conv2d`] with [`ConvMethod::Winograd`] on weights already transformed by
+/// [`winograd_prepare_weights`] (for the same `shape`): the same result, bit for bit, without
+/// the per-call weight transform. `workspace` holds at least
+/// [`winograd_prepared_workspace_len`] elements.
+///
+/// # Errors
+/// As [`winograd_weights_len`]; [`Error::BufferTooSmall`] if `input`, `prepared`, `output`,
+/// `bias` or `workspace` is too short. Nothing is written on error.
+pub fn conv2d_winograd_prepared(
+    shape: &Conv2dShape,
+    input: &[f32],
+    prepared: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+    workspace: &mut [f32],
+) -> Result<()> {
+    let d = shape.dims()?;
+    let (len, ws) = (
+        winograd_weights_len(shape)?,
+        winograd_prepared_workspace_len(shape)?,
+    );
+    if input.len() < d.input_len
+        || prepared.len() < len
+        || output.len() < d.output_len
+        || workspace.len() < ws
+        || bias.is_some_and(|b| b.len() < shape.c_out)
+    {
+        return Err(Error::BufferTooSmall);
+    }
+    winograd::conv_prepared(shape, &d, input, prepared, bias, output, workspace)
 }
 
 /// Output columns `ox` whose input column `ox·stride + kx·dilation − pad` lies in `0..w`.
