@@ -58,8 +58,10 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run_ours(binary: str, samples: int, min_ms: int, only: str) -> list[dict]:
+def run_ours(binary: str, samples: int, min_ms: int, only: str, methods: str) -> list[dict]:
     cmd = [binary, "--conv", "--samples", str(samples), "--min-ms", str(min_ms), "--only", only]
+    if methods:
+        cmd += ["--methods", methods]
     log("running: " + " ".join(cmd))
     try:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -136,6 +138,11 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--min-ms", type=int, default=200)
     ap.add_argument("--only", default="", help="substring of the shape ids to keep")
+    ap.add_argument(
+        "--methods",
+        default="",
+        help="comma-separated methods to time (nn_bench --methods), e.g. Im2col,WinogradPrepared",
+    )
     ap.add_argument("--json-out", default="")
     args = ap.parse_args()
 
@@ -144,7 +151,7 @@ def main() -> int:
     geometry: dict[str, dict] = {}
     for r in range(args.rounds):
         log(f"round {r + 1}/{args.rounds}: libmvision")
-        for row in run_ours(args.mvision, args.samples, args.min_ms, args.only):
+        for row in run_ours(args.mvision, args.samples, args.min_ms, args.only, args.methods):
             if args.only not in row["shape"]:
                 continue
             key = (row["shape"], row["method"])
