@@ -366,6 +366,16 @@ fn named_shapes_match_the_reference() {
     dil.pad_right = 3;
     dil.groups = 2;
     shapes.push(dil);
+    // 11×11 stride 4 (AlexNet's first layer, smaller): im2col copies rows kx ≥ 4 from row
+    // kx − 4 and gathers every 4th input column, here with padding on both sides, an output
+    // width that MFCA splits unevenly, and a stride-2 variant.
+    for (sw, pad) in [(4, 2), (4, 0), (2, 3)] {
+        let mut st = Conv2dShape::new(1, 3, 31, 45, 4, 11, 11);
+        st.stride_h = 3;
+        st.stride_w = sw;
+        (st.pad_top, st.pad_left, st.pad_bottom, st.pad_right) = (pad, pad, 1, pad + 1);
+        shapes.push(st);
+    }
     for s in shapes {
         check_all_methods(&s, &mut rng, true);
         check_all_methods(&s, &mut rng, false);

@@ -698,20 +698,34 @@ fn direct(s: &Conv2dShape, d: &ConvDims, x: &[f32], wt: &[f32], y: &mut [f32]) {
 
 /// Writes the im2col matrix of output columns `x0..x0 + bw` into `col`
 /// (`K × Oh·bw`, row `(ic·Kh + ky)·Kw + kx`, column `oy·bw + ox − x0`).
-#[allow(clippy::too_many_arguments)]
+///
+/// With a horizontal stride `sw > 1` (and no dilation), row `kx ≥ sw` is row `kx − sw` shifted
+/// left by one output column (both read input column `ox·sw + kx − pad`), so it is copied from
+/// there and only its last column is read from the input: strided reads (scalar) are 34 % of
+/// an 11×11 stride-4 convolution (perf), copies vectorise.
 fn lower_im2col(s: &Conv2dShape, d: &ConvDims, x: &[f32], x0: usize, bw: usize, col: &mut [f32]) {
-    let (oh, hw) = (d.out_h, s.h * s.w);
-    let mut rows = col.chunks_exact_mut(oh * bw);
+    let (oh, hw, sw) = (d.out_h, s.h * s.w, s.stride_w);
+    let plane = oh * bw;
+    let shift = sw > 1 && s.dilation_w == 1;
+    let mut r = 0;
     for ic in 0..s.cg() {
         let xc = &x[ic * hw..][..hw];
         for ky in 0..s.kh {
             let (oy0, oy1) = valid_range(oh, s.h, s.pad_top, s.stride_h, ky * s.dilation_h);
             for kx in 0..s.kw {
-                let Some(r) = rows.next() else { return };
+                let Some((done, rest)) = col.split_at_mut_checked(r * plane) else {
+                    return;
+                };
+                let Some(rp) = rest.get_mut(..plane) else {
+                    return;
+                };
+                // The row `sw` before, when this one is its shifted copy.
+                let prev = (shift && kx >= sw).then(|| &done[(r - sw) * plane..][..plane]);
+                r += 1;
                 let off = kx * s.dilation_w;
-                let (ox0, ox1) = valid_range(d.out_w, s.w, s.pad_left, s.stride_w, off);
+                let (ox0, ox1) = valid_range(d.out_w, s.w, s.pad_left, sw, off);
                 let (ox0, ox1) = (ox0.clamp(x0, x0 + bw), ox1.clamp(x0, x0 + bw));
-                for (oy, out) in r.chunks_exact_mut(bw).enumerate() {
+                for (oy, out) in rp.chunks_exact_mut(bw).enumerate() {
                     if oy < oy0 || oy >= oy1 || ox0 >= ox1 {
                         out.fill(0.0);
                         continue;
@@ -720,19 +734,47 @@ fn lower_im2col(s: &Conv2dShape, d: &ConvDims, x: &[f32], x0: usize, bw: usize, 
                     let row = &xc[iy * s.w..][..s.w];
                     out[..ox0 - x0].fill(0.0);
                     out[ox1 - x0..].fill(0.0);
-                    let dst = &mut out[ox0 - x0..ox1 - x0];
-                    if s.stride_w == 1 {
-                        let ix0 = ox0 + off - s.pad_left;
-                        dst.copy_from_slice(&row[ix0..ix0 + dst.len()]);
-                    } else {
-                        for (i, o) in dst.iter_mut().enumerate() {
-                            *o = row[(ox0 + i) * s.stride_w + off - s.pad_left];
+                    let mut from = ox0;
+                    if let Some(prev) = prev {
+                        // Columns whose right neighbour is inside this block.
+                        let end = ox1.min(x0 + bw - 1).max(ox0);
+                        let src = &prev[oy * bw + ox0 - x0 + 1..][..end - ox0];
+                        out[ox0 - x0..end - x0].copy_from_slice(src);
+                        from = end;
+                    }
+                    if from == ox1 {
+                        continue;
+                    }
+                    let dst = &mut out[from - x0..ox1 - x0];
+                    let src = &row[from * sw + off - s.pad_left..];
+                    match sw {
+                        1 => dst.copy_from_slice(&src[..dst.len()]),
+                        2 => gather_every::<2>(dst, src),
+                        4 => gather_every::<4>(dst, src),
+                        _ => {
+                            for (o, &v) in dst.iter_mut().zip(src.iter().step_by(sw)) {
+                                *o = v;
+                            }
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// `dst[i] = src[i·S]` (`src` holds at least `(dst.len() − 1)·S + 1` values): whole groups of
+/// `S` as fixed-size arrays, which LLVM turns into vector loads and shuffles, then the last
+/// value, whose group may be cut short.
+#[inline(always)]
+fn gather_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
+    let Some((last, head)) = dst.split_last_mut() else {
+        return;
+    };
+    for (o, g) in head.iter_mut().zip(src.chunks_exact(S)) {
+        *o = g[0];
+    }
+    *last = src[head.len() * S];
 }
 
 fn im2col_gemm(
