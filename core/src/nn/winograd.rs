@@ -30,6 +30,33 @@ use crate::error::{Error, Result};
 /// Transform elements per tile (4 × 4).
 const XI: usize = 16;
 
+/// Most tiles per GEMM. The `gemm` crate (0.19, single thread) re-packs the weight operand of
+/// every product whose tile count exceeds 8 × its 6-column register tile, i.e. 48: a copy of
+/// all the (transformed) weights on every call, 26 % of a profile of AlexNet's 384 → 256 layer
+/// (49 tiles). Products of at most 48 tiles stream the weights as stored.
+const TILE_CHUNK: usize = 48;
+
+/// Most chunks [`tile_chunks`] splits the tiles into: past `4 · 48` tiles the crate's packing
+/// is amortised, and more, smaller products cost more than it (measured: on seed 004's
+/// single-channel 514² map, 66 049 tiles in chunks of 48 took 2.2× as long).
+const MAX_TILE_CHUNKS: usize = 4;
+
+/// `(first tile, tiles)` of about equal chunks of at most [`TILE_CHUNK`] tiles covering `t`,
+/// or one chunk of all when that would take more than [`MAX_TILE_CHUNKS`].
+fn tile_chunks(t: usize) -> impl Iterator<Item = (usize, usize)> {
+    let chunks = match t.div_ceil(TILE_CHUNK) {
+        n if n > MAX_TILE_CHUNKS => 1,
+        n => n.max(1),
+    };
+    let (base, extra) = (t / chunks, t % chunks);
+    (0..chunks).scan(0, move |t0, i| {
+        let tn = base + usize::from(i < extra);
+        let at = *t0;
+        *t0 += tn;
+        Some((at, tn))
+    })
+}
+
 /// Whether Winograd F(2×2, 3×3) applies: a 3×3 kernel, stride 1 and dilation 1 both ways.
 pub(crate) const fn applies(s: &Conv2dShape) -> bool {
     let dense = s.stride_h == 1 && s.stride_w == 1 && s.dilation_h == 1 && s.dilation_w == 1;
@@ -200,9 +227,12 @@ pub(crate) fn conv(
             let ob = OC_BLOCK.min(oc - o0);
             transform_weights(&wg[o0 * c * 9..][..ob * c * 9], c, ob, p.u, u);
             for xi in 0..XI {
-                let (a, b) = (&v[xi * p.v..][..t * c], &u[xi * p.u..][..c * ob]);
-                let mx = &mut m[xi * p.m + o0..][..(t - 1) * oc + ob];
-                sgemm(rm, no, no, t, ob, c, 1.0, a, c, b, ob, 0.0, mx, oc, pack)?;
+                let b = &u[xi * p.u..][..c * ob];
+                for (t0, tn) in tile_chunks(t) {
+                    let a = &v[xi * p.v + t0 * c..][..tn * c];
+                    let mx = &mut m[xi * p.m + t0 * oc + o0..][..(tn - 1) * oc + ob];
+                    sgemm(rm, no, no, tn, ob, c, 1.0, a, c, b, ob, 0.0, mx, oc, pack)?;
+                }
             }
         }
         transform_output(s, d, g, bias, m, oc, p.m, output);
@@ -233,9 +263,12 @@ pub(crate) fn conv_prepared(
         transform_input(s, d, g, input, c, p.v, v);
         // The operand layout of `conv`, without its output-channel blocks.
         for xi in 0..XI {
-            let (a, b) = (&v[xi * p.v..][..t * c], &ug[xi * c * oc..][..c * oc]);
-            let mx = &mut m[xi * p.m..][..t * oc];
-            sgemm(rm, no, no, t, oc, c, 1.0, a, c, b, oc, 0.0, mx, oc, pack)?;
+            let b = &ug[xi * c * oc..][..c * oc];
+            for (t0, tn) in tile_chunks(t) {
+                let a = &v[xi * p.v + t0 * c..][..tn * c];
+                let mx = &mut m[xi * p.m + t0 * oc..][..tn * oc];
+                sgemm(rm, no, no, tn, oc, c, 1.0, a, c, b, oc, 0.0, mx, oc, pack)?;
+            }
         }
         transform_output(s, d, g, bias, m, oc, p.m, output);
     }
