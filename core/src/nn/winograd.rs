@@ -445,6 +445,9 @@ crate::cpu::multiversion! {
     ) => transform_output_body
 }
 
+/// Tiles whose outputs [`transform_output`] stages before writing them out.
+const STAGE_TILES: usize = 8;
+
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn transform_output_body(
@@ -459,32 +462,53 @@ fn transform_output_body(
 ) {
     let (oh, ow) = (d.out_h, d.out_w);
     let (th, tw) = (oh.div_ceil(2), ow.div_ceil(2));
+    const W: usize = 2 * STAGE_TILES;
     for b in 0..s.n {
         let yb = &mut y[(b * s.c_out + g * oc) * oh * ow..][..oc * oh * ow];
         for ty in 0..th {
             let (oy, rows) = (2 * ty, 2.min(oh - 2 * ty));
-            for tx in 0..tw {
-                let (ox, cols) = (2 * tx, 2.min(ow - 2 * tx));
-                let at = ((b * th + ty) * tw + tx) * oc;
-                for o0 in (0..oc).step_by(LANES) {
-                    let lanes = LANES.min(oc - o0);
-                    let mut mt = [[0.0f32; LANES]; XI];
-                    for (xi, val) in mt.iter_mut().enumerate() {
-                        let src = &m[xi * stride + at + o0..];
-                        if lanes == LANES {
-                            val.copy_from_slice(&src[..LANES]);
-                        } else {
-                            val[..lanes].copy_from_slice(&src[..lanes]);
+            for o0 in (0..oc).step_by(LANES) {
+                let lanes = LANES.min(oc - o0);
+                let bv: [f32; LANES] = core::array::from_fn(|l| match bias {
+                    Some(bs) if l < lanes => bs[g * oc + o0 + l],
+                    _ => 0.0,
+                });
+                for tx0 in (0..tw).step_by(STAGE_TILES) {
+                    let n = STAGE_TILES.min(tw - tx0);
+                    // stage[l][r][j]: channel o0 + l, output row oy + r, column 2·tx0 + j. Each
+                    // channel's rows are then written as contiguous runs, instead of 2 values
+                    // at a time into 16 planes (perf: 35 % of FastPoorNet's 64 → 192 layer,
+                    // mostly spills and scalar stores).
+                    let mut stage = [[[0.0f32; W]; 2]; LANES];
+                    for i in 0..n {
+                        let at = ((b * th + ty) * tw + tx0 + i) * oc + o0;
+                        let mut mt = [[0.0f32; LANES]; XI];
+                        for (xi, val) in mt.iter_mut().enumerate() {
+                            let src = &m[xi * stride + at..];
+                            if lanes == LANES {
+                                val.copy_from_slice(&src[..LANES]);
+                            } else {
+                                val[..lanes].copy_from_slice(&src[..lanes]);
+                            }
+                        }
+                        let out = output_transform_lanes(&mt);
+                        for (l, st) in stage.iter_mut().enumerate() {
+                            st[0][2 * i] = out[0][l] + bv[l];
+                            st[0][2 * i + 1] = out[1][l] + bv[l];
+                            st[1][2 * i] = out[2][l] + bv[l];
+                            st[1][2 * i + 1] = out[3][l] + bv[l];
                         }
                     }
-                    let out = output_transform_lanes(&mt);
+                    let cols = (2 * n).min(ow - 2 * tx0);
                     let planes = yb[o0 * oh * ow..].chunks_exact_mut(oh * ow);
-                    for (l, yc) in planes.take(lanes).enumerate() {
-                        let bv = bias.map_or(0.0, |bs| bs[g * oc + o0 + l]);
-                        for r in 0..rows {
-                            let row = &mut yc[(oy + r) * ow + ox..];
-                            for q in 0..cols {
-                                row[q] = out[2 * r + q][l] + bv;
+                    for (yc, st) in planes.take(lanes).zip(&stage) {
+                        for (r, sr) in st.iter().enumerate().take(rows) {
+                            let dst = &mut yc[(oy + r) * ow + 2 * tx0..];
+                            if cols == W {
+                                // A fixed-length copy: with a variable length it is a call.
+                                dst[..W].copy_from_slice(sr);
+                            } else {
+                                dst[..cols].copy_from_slice(&sr[..cols]);
                             }
                         }
                     }
