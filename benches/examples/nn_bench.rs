@@ -5,19 +5,21 @@
 //!
 //! ```sh
 //! cargo run --release -p mvision-benches --example nn_bench -- [--samples N] [--min-ms T] \
-//!     [--gemm] [--conv] [--naive-max N] [--sweep] [--only SUBSTR]
+//!     [--gemm] [--conv] [--naive-max N] [--sweep] [--only SUBSTR] [--methods A,B]
 //! ```
 //!
-//! `--only` keeps the conv shapes whose id contains `SUBSTR`.
+//! `--only` keeps the conv shapes whose id contains `SUBSTR`; `--methods` the conv cases whose
+//! method is in the list (`Direct`, `Im2col`, `Mec`, `Mfca`, `Winograd`, `WinogradPrepared`). Conv cases are every method of
+//! `conv_methods`, then `WinogradPrepared` where Winograd applies: Winograd on weights
+//! transformed once before timing (what a network that keeps them runs; their bytes are
+//! `prepared_weight_bytes`, outside `workspace_bytes`).
 //!
 //! `--sweep` times only `sgemm` on small cubes (2³…128³), where the `gemm` crate's fixed cost
 //! decides the crossover `GEMM_CRATE_MIN_FLOP`.
 
 use std::time::{Duration, Instant};
 
-use mvision_benches::nn_cases::{
-    conv_methods, conv_shapes, gemm_shapes, ConvCase, GemmCase, GemmVariant,
-};
+use mvision_benches::nn_cases::{conv_cases, conv_shapes, gemm_shapes, GemmCase, GemmVariant};
 
 fn time(mut run: impl FnMut(), samples: usize, min: Duration) -> f64 {
     let warm = Instant::now();
@@ -91,13 +93,22 @@ fn main() {
             .position(|a| a == "--only")
             .and_then(|i| args.get(i + 1))
             .map_or("", |s| s.as_str());
+        let methods: Vec<&str> = args
+            .iter()
+            .position(|a| a == "--methods")
+            .and_then(|i| args.get(i + 1))
+            .map_or(Vec::new(), |s| s.split(',').collect());
+        // `Mfca { m: 3 }` is selected as `Mfca`.
+        let keep = |label: &str| {
+            methods.is_empty() || methods.contains(&label.split(' ').next().unwrap_or(label))
+        };
         for cs in conv_shapes().into_iter().filter(|c| c.id.contains(only)) {
-            for method in conv_methods(&cs.shape).expect("valid shape") {
-                let mut case = ConvCase::new(method, cs.shape).expect("case");
+            let cases = conv_cases(&cs.shape).expect("valid shape");
+            for mut case in cases.into_iter().filter(|c| keep(&c.label())) {
                 let s = time(|| case.run().expect("runs"), samples, min);
                 let g = &cs.shape;
                 println!(
-                    "{{\"kind\":\"conv\",\"shape\":\"{}\",\"geometry\":{{\"n\":{},\"c\":{},\"h\":{},\"w\":{},\"out_c\":{},\"kh\":{},\"kw\":{},\"stride\":[{},{}],\"pads\":[{},{},{},{}],\"dilation\":[{},{}],\"groups\":{}}},\"method\":\"{method:?}\",\"seconds\":{s:e},\"workspace_bytes\":{},\"gflops\":{:.3}}}",
+                    "{{\"kind\":\"conv\",\"shape\":\"{}\",\"geometry\":{{\"n\":{},\"c\":{},\"h\":{},\"w\":{},\"out_c\":{},\"kh\":{},\"kw\":{},\"stride\":[{},{}],\"pads\":[{},{},{},{}],\"dilation\":[{},{}],\"groups\":{}}},\"method\":\"{}\",\"seconds\":{s:e},\"workspace_bytes\":{},\"prepared_weight_bytes\":{},\"gflops\":{:.3}}}",
                     cs.id,
                     g.n,
                     g.c_in,
@@ -115,7 +126,9 @@ fn main() {
                     g.dilation_h,
                     g.dilation_w,
                     g.groups,
+                    case.label(),
                     case.workspace_bytes(),
+                    case.prepared_bytes(),
                     case.flop() as f64 / s / 1e9
                 );
             }

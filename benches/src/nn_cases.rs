@@ -4,7 +4,10 @@
 //! run with its buffers allocated up front. Shared by `benches/gemm.rs` (criterion) and
 //! `examples/nn_bench.rs` (the JSON that `bench/gemm_compare.py` sets beside numpy/OpenBLAS).
 
-use mvision_core::nn::conv::{conv2d, mfca_best_m, workspace_len, Conv2dShape, ConvMethod};
+use mvision_core::nn::conv::{
+    conv2d, conv2d_winograd_prepared, mfca_best_m, winograd_prepare_weights,
+    winograd_prepared_workspace_len, winograd_weights_len, workspace_len, Conv2dShape, ConvMethod,
+};
 use mvision_core::nn::gemm::{
     gemm_pack_len, sgemm, sgemm_naive, sgemm_portable, sgemm_tiled32, tiled32_work_len, Order,
     Transpose,
@@ -268,6 +271,20 @@ pub fn conv_methods(shape: &Conv2dShape) -> Result<Vec<ConvMethod>> {
     Ok(v)
 }
 
+/// Every case measured on `shape`: each of [`conv_methods`], then, where Winograd applies,
+/// Winograd on pre-transformed weights ([`ConvCase::winograd_prepared`]), the path a network
+/// runs when it keeps them.
+pub fn conv_cases(shape: &Conv2dShape) -> Result<Vec<ConvCase>> {
+    let mut v = conv_methods(shape)?
+        .into_iter()
+        .map(|m| ConvCase::new(m, *shape))
+        .collect::<Result<Vec<_>>>()?;
+    if winograd_weights_len(shape).is_ok() {
+        v.push(ConvCase::winograd_prepared(*shape)?);
+    }
+    Ok(v)
+}
+
 /// One convolution ready to run.
 pub struct ConvCase {
     /// The method.
@@ -278,6 +295,8 @@ pub struct ConvCase {
     w: Vec<f32>,
     y: Vec<f32>,
     ws: Vec<f32>,
+    /// Winograd weights transformed once, outside the timed runs (`winograd_prepared`).
+    prepared: Option<Vec<f32>>,
 }
 
 impl ConvCase {
@@ -292,7 +311,33 @@ impl ConvCase {
             w: random(&mut rng, d.weight_len),
             y: vec![0.0; d.output_len],
             ws: vec![0.0; workspace_len(method, &shape)?],
+            prepared: None,
         })
+    }
+
+    /// Winograd on weights transformed once here (not timed): [`ConvCase::run`] calls
+    /// `conv2d_winograd_prepared`, and the workspace excludes the prepared weights.
+    pub fn winograd_prepared(shape: Conv2dShape) -> Result<Self> {
+        let mut case = Self::new(ConvMethod::Winograd, shape)?;
+        let mut prepared = vec![0.0; winograd_weights_len(&shape)?];
+        winograd_prepare_weights(&shape, &case.w, &mut prepared)?;
+        case.ws = vec![0.0; winograd_prepared_workspace_len(&shape)?];
+        case.prepared = Some(prepared);
+        Ok(case)
+    }
+
+    /// The method's name as the benches print it: `ConvMethod`'s `Debug`, or
+    /// `WinogradPrepared` for [`ConvCase::winograd_prepared`].
+    pub fn label(&self) -> String {
+        match self.prepared {
+            Some(_) => "WinogradPrepared".into(),
+            None => format!("{:?}", self.method),
+        }
+    }
+
+    /// Bytes of pre-transformed weights kept outside the workspace (0 unless prepared).
+    pub fn prepared_bytes(&self) -> usize {
+        self.prepared.as_ref().map_or(0, |p| p.len() * 4)
     }
 
     /// Workspace in bytes.
@@ -308,6 +353,16 @@ impl ConvCase {
 
     /// Computes the convolution once.
     pub fn run(&mut self) -> Result<()> {
+        if let Some(p) = &self.prepared {
+            return conv2d_winograd_prepared(
+                &self.shape,
+                &self.x,
+                p,
+                None,
+                &mut self.y,
+                &mut self.ws,
+            );
+        }
         conv2d(
             self.method,
             &self.shape,

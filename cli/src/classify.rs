@@ -53,6 +53,10 @@ pub struct ClassifyArgs {
     /// Most working memory one convolution may use, bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WORKSPACE_BYTES)]
     workspace_budget: usize,
+    /// Most memory for Winograd weights transformed once at load instead of on every pass,
+    /// bytes (each 3×3 layer so run takes 16/9 of its weights; 0: none).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    prepared_budget: usize,
     /// IMG is a sheet of tiles of exactly the model input's W x H, row-major: classify each
     /// tile (no resize) and print its top-1 class.
     #[arg(long)]
@@ -105,7 +109,7 @@ pub fn run(args: &ClassifyArgs, out: &mut impl Write) -> Result<()> {
     };
     let bytes = read_model_file(&args.model)?;
     let model = parse_model(&bytes, &args.model)?;
-    let mut runner = Runner::new(*model.graph(), args.workspace_budget)?;
+    let mut runner = Runner::new(*model.graph(), args.workspace_budget, args.prepared_budget)?;
     if runner.graph().inputs.len() != 1 {
         bail!(
             "classify needs a model with one input; this one has {}",

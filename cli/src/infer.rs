@@ -48,6 +48,10 @@ pub struct InferArgs {
     /// Most working memory one convolution may use, bytes (0: direct convolution only).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WORKSPACE_BYTES)]
     workspace_budget: usize,
+    /// Most memory for Winograd weights transformed once at load instead of on every pass,
+    /// bytes (each 3×3 layer so run takes 16/9 of its weights; 0: none).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    prepared_budget: usize,
 }
 
 /// `d` without its trailing 1s, keeping at least `keep` dimensions.
@@ -141,7 +145,7 @@ pub fn write_npy(path: &Path, data: &[f32], shape: &[usize]) -> Result<()> {
 pub fn run(args: &InferArgs, out: &mut impl Write) -> Result<()> {
     let bytes = read_model_file(&args.model)?;
     let model = parse_model(&bytes, &args.model)?;
-    let mut runner = Runner::new(*model.graph(), args.workspace_budget)?;
+    let mut runner = Runner::new(*model.graph(), args.workspace_budget, args.prepared_budget)?;
     let (n_in, n_out) = (runner.graph().inputs.len(), runner.graph().outputs.len());
     if args.inputs.len() != n_in || args.outputs.len() != n_out {
         bail!(

@@ -8,7 +8,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use mvision_convert::ModelFile;
 use mvision_core::nn::graph::Graph;
 use mvision_core::nn::model::Model;
-use mvision_core::nn::plan::{forward, make_plan, Plan, PlanSlot};
+use mvision_core::nn::plan::{
+    forward_prepared, make_plan_prepared, prepare_weights, Plan, PlanSlot,
+};
 
 /// The workspace budget of `--workspace-budget` when absent: the C API's default (16 MiB).
 pub const DEFAULT_WORKSPACE_BYTES: usize = mvision::net::MV_NET_DEFAULT_WORKSPACE_BYTES;
@@ -26,12 +28,13 @@ pub fn parse_model<'a>(bytes: &'a ModelFile, path: &Path) -> Result<Model<'a>> {
         .with_context(|| format!("'{}' is not a valid .mvnn model", path.display()))
 }
 
-/// A planned network with its arena and scratch allocated.
+/// A planned network with its arena, scratch and pre-transformed weights allocated.
 pub struct Runner<'m> {
     graph: Graph<'m>,
     plan: Plan<'static>,
     arena: Vec<f32>,
     scratch: Vec<f32>,
+    prepared: Vec<f32>,
 }
 
 /// `[n, c, h, w]` of tensor `id` (validated by [`Model::parse`]).
@@ -41,18 +44,29 @@ fn dims(graph: &Graph<'_>, id: u32) -> [usize; 4] {
 }
 
 impl<'m> Runner<'m> {
-    /// Plans `graph` with convolutions limited to `workspace_budget_bytes` of working memory.
-    pub fn new(graph: Graph<'m>, workspace_budget_bytes: usize) -> Result<Self> {
+    /// Plans `graph` with convolutions limited to `workspace_budget_bytes` of working memory,
+    /// and up to `prepared_budget_bytes` of Winograd weights transformed once, here
+    /// (`make_plan_prepared`).
+    pub fn new(
+        graph: Graph<'m>,
+        workspace_budget_bytes: usize,
+        prepared_budget_bytes: usize,
+    ) -> Result<Self> {
         // The plan borrows its slots; a CLI run plans a handful of models, so they are leaked
         // (a few bytes per tensor) rather than tied to a self-referential struct.
         let slots: &'static mut [PlanSlot] =
             Box::leak(vec![PlanSlot::EMPTY; graph.tensors.len()].into_boxed_slice());
-        let plan = make_plan(&graph, workspace_budget_bytes, slots)
+        let budgets = (workspace_budget_bytes, prepared_budget_bytes);
+        let plan = make_plan_prepared(&graph, budgets.0, budgets.1, slots)
             .map_err(|e| anyhow!("cannot plan the network: {e}"))?;
+        let mut prepared = vec![0.0; plan.prepared_len()];
+        prepare_weights(&graph, &plan, &mut prepared)
+            .map_err(|e| anyhow!("cannot prepare the weights: {e}"))?;
         Ok(Self {
             graph,
             arena: vec![0.0; plan.arena_len()],
             scratch: vec![0.0; plan.scratch_len()],
+            prepared,
             plan,
         })
     }
@@ -82,6 +96,11 @@ impl<'m> Runner<'m> {
         self.plan.scratch_len() * 4
     }
 
+    /// Bytes of the pre-transformed Winograd weights.
+    pub fn prepared_bytes(&self) -> usize {
+        self.plan.prepared_len() * 4
+    }
+
     /// Fresh zeroed buffers for every output.
     pub fn output_buffers(&self) -> Vec<Vec<f32>> {
         (0..self.graph.outputs.len())
@@ -100,9 +119,10 @@ impl<'m> Runner<'m> {
             );
         }
         let mut views: Vec<&mut [f32]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
-        forward(
+        forward_prepared(
             &self.graph,
             &self.plan,
+            &self.prepared,
             inputs,
             &mut views,
             &mut self.arena,

@@ -262,6 +262,10 @@ fn bench_net_reports_latency_and_memory() {
     assert_eq!(v["threads"], 1);
     assert!(v["arena_bytes"].as_u64().unwrap() > 0);
     assert!(v["scratch_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(
+        v["prepared_bytes"], 0,
+        "the tiny model has no Winograd layer"
+    );
     assert!(v["median_ms"].as_f64().unwrap() > 0.0);
     let text_args = [
         "bench",
@@ -270,9 +274,12 @@ fn bench_net_reports_latency_and_memory() {
         tiny.to_str().unwrap(),
         "--repeat",
         "1",
+        "--prepared-budget",
+        "1000000",
     ];
     let out = ok(&mvision(dir.path(), &text_args));
     assert!(out.contains("arena ") && out.contains("forward: "), "{out}");
+    assert!(out.contains("prepared weights 0 bytes"), "{out}");
 }
 
 #[test]

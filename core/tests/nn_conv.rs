@@ -27,8 +27,9 @@ static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 use common::Rng;
 use mvision_core::nn::conv::{
-    choose_method, conv2d, lowered_len, mfca_best_m, mfca_model_len, workspace_len, Conv2dShape,
-    ConvMethod,
+    choose_method, conv2d, conv2d_winograd_prepared, lowered_len, mfca_best_m, mfca_model_len,
+    winograd_prepare_weights, winograd_prepared_workspace_len, winograd_weights_len, workspace_len,
+    Conv2dShape, ConvMethod,
 };
 use mvision_core::nn::gemm::{
     gemm_pack_len, igemm_i8, sgemm, sgemm_tiled32, tiled32_work_len, Order, Transpose,
@@ -213,7 +214,54 @@ fn check_all_methods(s: &Conv2dShape, rng: &mut Rng, with_bias: bool) {
             out[d.output_len..].iter().all(|v| v.is_nan()),
             "{method:?} wrote past the output"
         );
+        if wino {
+            check_winograd_prepared(s, &x, &w, bias, &out[..d.output_len]);
+        }
     }
+}
+
+/// Winograd on pre-transformed weights gives `conv2d`'s Winograd result exactly, writes nothing
+/// past its buffers, and rejects short ones.
+fn check_winograd_prepared(
+    s: &Conv2dShape,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    want: &[f32],
+) {
+    let len = winograd_weights_len(s).unwrap();
+    assert_eq!(len, 16 * s.c_in / s.groups * s.c_out);
+    let mut prepared = vec![f32::NAN; len + 3];
+    assert_eq!(
+        winograd_prepare_weights(s, w, &mut prepared[..len - 1]),
+        Err(Error::BufferTooSmall)
+    );
+    winograd_prepare_weights(s, w, &mut prepared).unwrap();
+    assert!(
+        prepared[len..].iter().all(|v| v.is_nan()),
+        "{s:?}: wrote past the weights"
+    );
+    let wl = winograd_prepared_workspace_len(s).unwrap();
+    assert!(wl <= workspace_len(ConvMethod::Winograd, s).unwrap() + 16 * len);
+    let mut ws = vec![f32::NAN; wl];
+    let mut out = vec![f32::NAN; want.len() + 3];
+    assert_eq!(
+        conv2d_winograd_prepared(s, x, &prepared, bias, &mut out, &mut ws[..wl - 1]),
+        Err(Error::BufferTooSmall)
+    );
+    assert!(out.iter().all(|v| v.is_nan()), "{s:?}: wrote on error");
+    conv2d_winograd_prepared(s, x, &prepared, bias, &mut out, &mut ws).unwrap();
+    for (i, (&got, &r)) in out.iter().zip(want).enumerate() {
+        assert_eq!(
+            got.to_bits(),
+            r.to_bits(),
+            "{s:?}: prepared out[{i}] = {got}, want {r}"
+        );
+    }
+    assert!(
+        out[want.len()..].iter().all(|v| v.is_nan()),
+        "{s:?}: wrote past the output"
+    );
 }
 
 #[test]
@@ -318,6 +366,16 @@ fn named_shapes_match_the_reference() {
     dil.pad_right = 3;
     dil.groups = 2;
     shapes.push(dil);
+    // 11×11 stride 4 (AlexNet's first layer, smaller): im2col copies rows kx ≥ 4 from row
+    // kx − 4 and gathers every 4th input column, here with padding on both sides, an output
+    // width that MFCA splits unevenly, and a stride-2 variant.
+    for (sw, pad) in [(4, 2), (4, 0), (2, 3)] {
+        let mut st = Conv2dShape::new(1, 3, 31, 45, 4, 11, 11);
+        st.stride_h = 3;
+        st.stride_w = sw;
+        (st.pad_top, st.pad_left, st.pad_bottom, st.pad_right) = (pad, pad, 1, pad + 1);
+        shapes.push(st);
+    }
     for s in shapes {
         check_all_methods(&s, &mut rng, true);
         check_all_methods(&s, &mut rng, false);
@@ -405,6 +463,11 @@ fn winograd_rejects_other_kernels() {
         );
         assert_eq!(
             lowered_len(ConvMethod::Winograd, &s),
+            Err(Error::InvalidArgument)
+        );
+        assert_eq!(winograd_weights_len(&s), Err(Error::InvalidArgument));
+        assert_eq!(
+            winograd_prepared_workspace_len(&s),
             Err(Error::InvalidArgument)
         );
         let mut out = vec![7.0f32; d.output_len];

@@ -24,7 +24,10 @@ use mvision_core::nn::elementwise::{add, binary, binary_broadcast, BinaryOp, Bro
 use mvision_core::nn::graph::{self, op, Graph, Node, TensorDesc, WeightRange};
 use mvision_core::nn::layout::{concat, pad2d, PadMode, Pads};
 use mvision_core::nn::matmul::{matmul, matmul_pack_len, MatMulShape};
-use mvision_core::nn::plan::{arena_len, forward, make_plan, plan_len, PlanSlot};
+use mvision_core::nn::plan::{
+    arena_len, forward, forward_prepared, make_plan, make_plan_prepared, plan_len, prepare_weights,
+    PlanSlot,
+};
 use mvision_core::nn::pool::{avg_pool2d, global_avg_pool, max_pool2d, Pool2dShape};
 use mvision_core::nn::reduce::{reduce_mean, softmax};
 use mvision_core::nn::tensor::Shape4;
@@ -358,10 +361,19 @@ fn reference(net: &Net, inputs: &[Vec<f32>], methods: &[ConvMethod]) -> Vec<Vec<
 /// Plans `net` under `budget` bytes, runs it on random inputs and checks every output against
 /// [`reference`] bit for bit. Returns `(arena_len, sum of the node outputs' elements)`.
 fn check(net: &Net, budget: usize, seed: u64) -> (usize, usize) {
+    check_prepared(net, budget, 0, seed)
+}
+
+/// [`check`] with a plan of `make_plan_prepared` (`prepared_budget` bytes of pre-transformed
+/// Winograd weights), run by `forward_prepared` after `prepare_weights`.
+fn check_prepared(net: &Net, budget: usize, prepared_budget: usize, seed: u64) -> (usize, usize) {
     let g = net.graph();
     g.validate().unwrap();
     let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
-    let plan = make_plan(&g, budget, &mut slots).unwrap();
+    let plan = make_plan_prepared(&g, budget, prepared_budget, &mut slots).unwrap();
+    assert!(plan.prepared_len() * 4 <= prepared_budget);
+    let mut prepared = vec![f32::NAN; plan.prepared_len()];
+    prepare_weights(&g, &plan, &mut prepared).unwrap();
     let mut rng = Rng::new(seed);
     let inputs: Vec<Vec<f32>> = net
         .inputs
@@ -384,7 +396,20 @@ fn check(net: &Net, budget: usize, seed: u64) -> (usize, usize) {
     let ins: Vec<&[f32]> = inputs.iter().map(|v| v.as_slice()).collect();
     {
         let mut out_refs: Vec<&mut [f32]> = outs.iter_mut().map(|v| v.as_mut_slice()).collect();
-        forward(&g, &plan, &ins, &mut out_refs, &mut arena, &mut scratch).unwrap();
+        if plan.prepared_len() > 0 {
+            let short = &prepared[..plan.prepared_len() - 1];
+            let (a, s) = (&mut arena, &mut scratch);
+            assert_eq!(
+                forward_prepared(&g, &plan, short, &ins, &mut out_refs, a, s),
+                Err(Error::BufferTooSmall)
+            );
+            assert_eq!(
+                forward(&g, &plan, &ins, &mut out_refs, a, s),
+                Err(Error::BufferTooSmall)
+            );
+        }
+        let (a, s) = (&mut arena, &mut scratch);
+        forward_prepared(&g, &plan, &prepared, &ins, &mut out_refs, a, s).unwrap();
     }
     for (k, &t) in net.outputs.iter().enumerate() {
         let n = want[t as usize].len();
@@ -580,6 +605,38 @@ fn residual_block() {
         let (arena, sum) = check(&net, 1 << 20, 2);
         assert_eq!(arena, 2 * s.elements().unwrap());
         println!("residual batch {batch}: arena {arena} f32, naive sum {sum}");
+    }
+}
+
+/// Two 64-channel 3×3 convolutions (Winograd) with PReLU and ReLU: with room for both layers'
+/// pre-transformed weights, for the first only, and for none, the same bits as the layers.
+#[test]
+fn winograd_prepared_weights() {
+    for batch in [1, 2] {
+        let mut rng = Rng::new(13);
+        let mut net = Net::default();
+        let x = net.input(batch, 64, 7, 6);
+        let t1 = net.conv(&mut rng, x, 64, 3, 1, Activation::PRelu);
+        let t2 = net.conv(&mut rng, t1, 64, 3, 1, Activation::Relu);
+        net.outputs.push(t2);
+        let g = net.graph();
+        let layer = 16 * 64 * 64;
+        for (prepared_budget, layers) in [(0, 0), (4 * layer, 1), (8 * layer, 2), (usize::MAX, 2)] {
+            let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+            let plan = make_plan_prepared(&g, 16 << 20, prepared_budget, &mut slots).unwrap();
+            assert_eq!(plan.method(t1), Some(ConvMethod::Winograd));
+            assert_eq!(plan.prepared_len(), layers * layer);
+            assert_eq!(plan.is_prepared(t1), layers >= 1);
+            assert_eq!(plan.is_prepared(t2), layers >= 2);
+            let mut short = vec![0.0; plan.prepared_len().saturating_sub(1)];
+            if layers > 0 {
+                assert_eq!(
+                    prepare_weights(&g, &plan, &mut short),
+                    Err(Error::BufferTooSmall)
+                );
+            }
+            check_prepared(&net, 16 << 20, prepared_budget, 3 + batch as u64);
+        }
     }
 }
 

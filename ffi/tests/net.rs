@@ -534,3 +534,100 @@ fn forward_allocates_nothing() {
     // SAFETY: made above.
     unsafe { mv_net_destroy(net) };
 }
+
+/// Runs the one-input, one-output `net` on `x` into a fresh output of `len` floats.
+fn run1(net: *mut mv_net, x: &[f32], len: usize) -> Vec<f32> {
+    let mut y = vec![f32::NAN; len];
+    let (xp, xl, yp, yl) = (x.as_ptr(), x.len(), y.as_mut_ptr(), y.len());
+    // SAFETY: every pointer covers its length.
+    let s = unsafe { mv_net_forward(net, &xp, &xl, 1, &yp, &yl, 1) };
+    assert_eq!(s, MV_STATUS_OK);
+    y
+}
+
+/// A 64 → 64 channel 3×3 convolution with ReLU (Winograd under the default budget):
+/// `mv_net_create_prepared` reports 16/9 of its weights' bytes when they fit its budget (0
+/// otherwise) and matches `mv_net_create` bit for bit either way.
+#[test]
+fn prepared_winograd_weights_match_bit_for_bit() {
+    use mvision_core::nn::activation::Activation;
+    use mvision_core::nn::conv::Conv2dShape;
+    use mvision_core::nn::graph::{Graph, Node, TensorDesc, WeightRange};
+    use mvision_core::nn::model::{encode, encoded_len};
+    let mut rng = SplitMix64(0x7769_6e6f_6772_6164);
+    let mut shape = Conv2dShape::new(1, 64, 5, 5, 64, 3, 3);
+    (
+        shape.pad_top,
+        shape.pad_left,
+        shape.pad_bottom,
+        shape.pad_right,
+    ) = (1, 1, 1, 1);
+    let wl = 64 * 64 * 9;
+    let weights: Vec<f32> = (0..wl + 64)
+        .map(|_| (rng.next_u64() >> 40) as f32 / 16_777_216.0 - 0.5)
+        .collect();
+    let tensors = [TensorDesc::new(1, 64, 5, 5), TensorDesc::new(1, 64, 5, 5)];
+    let nodes = [Node::conv(
+        0,
+        1,
+        &shape,
+        WeightRange::new(0, wl as u32),
+        WeightRange::new(wl as u32, 64),
+        Activation::Relu,
+        WeightRange::default(),
+    )];
+    let g = Graph {
+        tensors: &tensors,
+        nodes: &nodes,
+        weights: &weights,
+        inputs: &[0],
+        outputs: &[1],
+    };
+    let mut file = vec![0u8; encoded_len(&g, &["x"], &["y"]).unwrap()];
+    encode(&g, &["x"], &["y"], &mut file).unwrap();
+    let x: Vec<f32> = (0..64 * 25u32)
+        .map(|i| ((i * 37) % 17) as f32 / 8.0 - 1.0)
+        .collect();
+    let budget = MV_NET_DEFAULT_WORKSPACE_BYTES;
+    let plain = create(&file, budget);
+    let want = run1(plain, &x, 64 * 25);
+    let mut bytes = 7;
+    // SAFETY: a live net, a writable size.
+    assert_eq!(
+        unsafe { mv_net_prepared_size(plain, &mut bytes) },
+        MV_STATUS_OK
+    );
+    assert_eq!(bytes, 0);
+    let full = 16 * 64 * 64 * 4;
+    for (room, size) in [(0, 0), (full - 1, 0), (full, full), (usize::MAX, full)] {
+        let mut net = null_mut();
+        // SAFETY: file readable; net writable.
+        let s = unsafe {
+            mv_net_create_prepared(file.as_ptr().cast(), file.len(), 0, budget, room, &mut net)
+        };
+        assert_eq!(s, MV_STATUS_OK);
+        // SAFETY: a live net, a writable size.
+        assert_eq!(
+            unsafe { mv_net_prepared_size(net, &mut bytes) },
+            MV_STATUS_OK
+        );
+        assert_eq!(bytes, size, "room {room}");
+        for _ in 0..2 {
+            assert_eq!(bits(&run1(net, &x, 64 * 25)), bits(&want), "room {room}");
+        }
+        // SAFETY: made above, destroyed once.
+        unsafe { mv_net_destroy(net) };
+    }
+    // SAFETY: made above, destroyed once; the NULL checks write nothing.
+    unsafe {
+        mv_net_destroy(plain);
+        assert_eq!(
+            mv_net_prepared_size(null(), &mut bytes),
+            MV_STATUS_NULL_POINTER
+        );
+        assert_eq!(
+            mv_net_create_prepared(null(), 1, 0, budget, full, &mut null_mut()),
+            MV_STATUS_NULL_POINTER
+        );
+    }
+}

@@ -35,7 +35,8 @@ does. No bias, no activation. Single-threaded. --json prints one JSON document i
 pub(super) const NET_LONG_ABOUT: &str = "\
 Latency of a whole network (.mvnn): the median time of one forward pass (warm-up, then --repeat
 samples), on a deterministic input (element i of every input: ((i*37) mod 17)/8 - 1), with
-the activation arena and scratch bytes the plan needs under --workspace-budget.
+the activation arena and scratch bytes the plan needs under --workspace-budget (and the
+pre-transformed Winograd weights under --prepared-budget).
 Single-threaded. --json prints one JSON document instead.";
 
 /// `mvision bench gemm` arguments.
@@ -75,6 +76,10 @@ pub struct NetBenchArgs {
     /// Most working memory one convolution may use, bytes (0: direct convolution only).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WORKSPACE_BYTES)]
     workspace_budget: usize,
+    /// Most memory for Winograd weights transformed once at load instead of on every pass,
+    /// bytes (each 3×3 layer so run takes 16/9 of its weights; 0: none).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    prepared_budget: usize,
     /// Print one JSON document instead of the text.
     #[arg(long)]
     json: bool,
@@ -277,7 +282,7 @@ pub fn run_conv(args: &ConvBenchArgs, out: &mut impl Write) -> Result<()> {
 pub fn run_net(args: &NetBenchArgs, out: &mut impl Write) -> Result<()> {
     let bytes = read_model_file(&args.model)?;
     let model = parse_model(&bytes, &args.model)?;
-    let mut runner = Runner::new(*model.graph(), args.workspace_budget)?;
+    let mut runner = Runner::new(*model.graph(), args.workspace_budget, args.prepared_budget)?;
     let inputs: Vec<Vec<f32>> = (0..runner.graph().inputs.len())
         .map(|k| {
             let len: usize = runner.input_dims(k).iter().product();
@@ -289,6 +294,7 @@ pub fn run_net(args: &NetBenchArgs, out: &mut impl Write) -> Result<()> {
     let views: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
     let mut outputs = runner.output_buffers();
     let (arena, scratch) = (runner.arena_bytes(), runner.scratch_bytes());
+    let prepared = runner.prepared_bytes();
     let shapes: Vec<String> = (0..views.len())
         .map(|k| dims_text(&runner.input_dims(k)))
         .collect();
@@ -303,6 +309,7 @@ pub fn run_net(args: &NetBenchArgs, out: &mut impl Write) -> Result<()> {
         );
         doc.insert("arena_bytes".into(), json!(arena));
         doc.insert("scratch_bytes".into(), json!(scratch));
+        doc.insert("prepared_bytes".into(), json!(prepared));
         doc.insert("median_ms".into(), json!(ms(&t)));
         doc.insert("min_ms".into(), json!(t.min.as_secs_f64() * 1e3));
         doc.insert("max_ms".into(), json!(t.max.as_secs_f64() * 1e3));
@@ -313,7 +320,8 @@ pub fn run_net(args: &NetBenchArgs, out: &mut impl Write) -> Result<()> {
     header(out, "net", args.repeat)?;
     writeln!(
         out,
-        "{}: input(s) {}; arena {arena} bytes, scratch {scratch} bytes (budget {} bytes)",
+        "{}: input(s) {}; arena {arena} bytes, scratch {scratch} bytes (budget {} bytes), \
+         prepared weights {prepared} bytes",
         args.model.display(),
         shapes.join(", "),
         args.workspace_budget

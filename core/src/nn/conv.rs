@@ -13,7 +13,8 @@
 //!   multiply one block at a time, and copy ("concatenate") its result into the output;
 //! * [`ConvMethod::Winograd`]: Lavin & Gray's F(2×2, 3×3) for 3×3, stride-1, undilated kernels:
 //!   input tiles and weights transformed, 16 GEMMs over all the batch's tiles, 2.25× fewer
-//!   multiplications than im2col on whole tiles.
+//!   multiplications than im2col on whole tiles; [`conv2d_winograd_prepared`] runs it on
+//!   weights transformed once ([`winograd_prepare_weights`], 16/9 of the weights' memory).
 //!
 //! Weights are `c_out × c_in/groups × kh × kw` (ONNX / PyTorch order), bias one value per output
 //! channel. [`workspace_len`] gives each method's working memory; [`choose_method`] picks the
@@ -213,7 +214,8 @@ pub enum ConvMethod {
     },
     /// Winograd F(2×2, 3×3) (Lavin & Gray 2016): only for 3×3 kernels with stride 1 and
     /// dilation 1 (any padding, batch and groups); other shapes are [`Error::InvalidArgument`].
-    /// Weights are transformed on every call; results differ from direct summation by a few
+    /// Weights are transformed on every call ([`conv2d_winograd_prepared`] takes them
+    /// transformed once, [`winograd_prepare_weights`]); results differ from direct summation by a few
     /// more ulps than the other methods: their error scales with the transformed operands' sizes
     /// (a 4×4 input patch and a whole kernel per element), not with each `x·w`.
     Winograd,
@@ -475,6 +477,85 @@ pub fn conv2d(
     Ok(())
 }
 
+/// Elements of the pre-transformed Winograd weights of `shape` ([`winograd_prepare_weights`]):
+/// `16·c_in/groups·c_out`, 16/9 of the weights. A network that keeps them (its weights are
+/// otherwise read in place) spends that much memory once to skip the weight transform that
+/// [`ConvMethod::Winograd`] repeats on every call.
+///
+/// # Errors
+/// Those of [`Conv2dShape::dims`]; [`Error::InvalidArgument`] if Winograd does not apply (not
+/// 3×3, stride 1, dilation 1); [`Error::Overflow`] if the length overflows.
+pub fn winograd_weights_len(shape: &Conv2dShape) -> Result<usize> {
+    shape.dims()?;
+    let len = winograd::prepared_len(shape)?;
+    checked_bytes(len)?;
+    Ok(len)
+}
+
+/// Working memory (`f32` elements) of [`conv2d_winograd_prepared`]: the transformed input and
+/// products of [`workspace_len`]`(Winograd, shape)` without its weight planes, plus GEMM packing.
+///
+/// # Errors
+/// As [`winograd_weights_len`].
+pub fn winograd_prepared_workspace_len(shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    let len = winograd::prepared_workspace_len(shape, &d)?;
+    checked_bytes(len)?;
+    Ok(len)
+}
+
+/// Transforms `weights` (`c_out × c_in/groups × 3 × 3`) once into `prepared`
+/// ([`winograd_weights_len`] elements) for [`conv2d_winograd_prepared`].
+///
+/// # Errors
+/// As [`winograd_weights_len`]; [`Error::BufferTooSmall`] if `weights` or `prepared` is too
+/// short. Nothing is written on error.
+pub fn winograd_prepare_weights(
+    shape: &Conv2dShape,
+    weights: &[f32],
+    prepared: &mut [f32],
+) -> Result<()> {
+    let d = shape.dims()?;
+    let len = winograd_weights_len(shape)?;
+    if weights.len() < d.weight_len || prepared.len() < len {
+        return Err(Error::BufferTooSmall);
+    }
+    winograd::prepare_weights(shape, weights, prepared);
+    Ok(())
+}
+
+/// [`conv2d`] with [`ConvMethod::Winograd`] on weights already transformed by
+/// [`winograd_prepare_weights`] (for the same `shape`): the same result, bit for bit, without
+/// the per-call weight transform. `workspace` holds at least
+/// [`winograd_prepared_workspace_len`] elements.
+///
+/// # Errors
+/// As [`winograd_weights_len`]; [`Error::BufferTooSmall`] if `input`, `prepared`, `output`,
+/// `bias` or `workspace` is too short. Nothing is written on error.
+pub fn conv2d_winograd_prepared(
+    shape: &Conv2dShape,
+    input: &[f32],
+    prepared: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+    workspace: &mut [f32],
+) -> Result<()> {
+    let d = shape.dims()?;
+    let (len, ws) = (
+        winograd_weights_len(shape)?,
+        winograd_prepared_workspace_len(shape)?,
+    );
+    if input.len() < d.input_len
+        || prepared.len() < len
+        || output.len() < d.output_len
+        || workspace.len() < ws
+        || bias.is_some_and(|b| b.len() < shape.c_out)
+    {
+        return Err(Error::BufferTooSmall);
+    }
+    winograd::conv_prepared(shape, &d, input, prepared, bias, output, workspace)
+}
+
 /// Output columns `ox` whose input column `ox·stride + kx·dilation − pad` lies in `0..w`.
 fn valid_range(out: usize, size: usize, pad: usize, stride: usize, off: usize) -> (usize, usize) {
     // ix = ox·stride + off − pad ≥ 0  ⇔  ox ≥ ⌈(pad − off) / stride⌉
@@ -617,20 +698,34 @@ fn direct(s: &Conv2dShape, d: &ConvDims, x: &[f32], wt: &[f32], y: &mut [f32]) {
 
 /// Writes the im2col matrix of output columns `x0..x0 + bw` into `col`
 /// (`K × Oh·bw`, row `(ic·Kh + ky)·Kw + kx`, column `oy·bw + ox − x0`).
-#[allow(clippy::too_many_arguments)]
+///
+/// With a horizontal stride `sw > 1` (and no dilation), row `kx ≥ sw` is row `kx − sw` shifted
+/// left by one output column (both read input column `ox·sw + kx − pad`), so it is copied from
+/// there and only its last column is read from the input: strided reads (scalar) are 34 % of
+/// an 11×11 stride-4 convolution (perf), copies vectorise.
 fn lower_im2col(s: &Conv2dShape, d: &ConvDims, x: &[f32], x0: usize, bw: usize, col: &mut [f32]) {
-    let (oh, hw) = (d.out_h, s.h * s.w);
-    let mut rows = col.chunks_exact_mut(oh * bw);
+    let (oh, hw, sw) = (d.out_h, s.h * s.w, s.stride_w);
+    let plane = oh * bw;
+    let shift = sw > 1 && s.dilation_w == 1;
+    let mut r = 0;
     for ic in 0..s.cg() {
         let xc = &x[ic * hw..][..hw];
         for ky in 0..s.kh {
             let (oy0, oy1) = valid_range(oh, s.h, s.pad_top, s.stride_h, ky * s.dilation_h);
             for kx in 0..s.kw {
-                let Some(r) = rows.next() else { return };
+                let Some((done, rest)) = col.split_at_mut_checked(r * plane) else {
+                    return;
+                };
+                let Some(rp) = rest.get_mut(..plane) else {
+                    return;
+                };
+                // The row `sw` before, when this one is its shifted copy.
+                let prev = (shift && kx >= sw).then(|| &done[(r - sw) * plane..][..plane]);
+                r += 1;
                 let off = kx * s.dilation_w;
-                let (ox0, ox1) = valid_range(d.out_w, s.w, s.pad_left, s.stride_w, off);
+                let (ox0, ox1) = valid_range(d.out_w, s.w, s.pad_left, sw, off);
                 let (ox0, ox1) = (ox0.clamp(x0, x0 + bw), ox1.clamp(x0, x0 + bw));
-                for (oy, out) in r.chunks_exact_mut(bw).enumerate() {
+                for (oy, out) in rp.chunks_exact_mut(bw).enumerate() {
                     if oy < oy0 || oy >= oy1 || ox0 >= ox1 {
                         out.fill(0.0);
                         continue;
@@ -639,19 +734,47 @@ fn lower_im2col(s: &Conv2dShape, d: &ConvDims, x: &[f32], x0: usize, bw: usize, 
                     let row = &xc[iy * s.w..][..s.w];
                     out[..ox0 - x0].fill(0.0);
                     out[ox1 - x0..].fill(0.0);
-                    let dst = &mut out[ox0 - x0..ox1 - x0];
-                    if s.stride_w == 1 {
-                        let ix0 = ox0 + off - s.pad_left;
-                        dst.copy_from_slice(&row[ix0..ix0 + dst.len()]);
-                    } else {
-                        for (i, o) in dst.iter_mut().enumerate() {
-                            *o = row[(ox0 + i) * s.stride_w + off - s.pad_left];
+                    let mut from = ox0;
+                    if let Some(prev) = prev {
+                        // Columns whose right neighbour is inside this block.
+                        let end = ox1.min(x0 + bw - 1).max(ox0);
+                        let src = &prev[oy * bw + ox0 - x0 + 1..][..end - ox0];
+                        out[ox0 - x0..end - x0].copy_from_slice(src);
+                        from = end;
+                    }
+                    if from == ox1 {
+                        continue;
+                    }
+                    let dst = &mut out[from - x0..ox1 - x0];
+                    let src = &row[from * sw + off - s.pad_left..];
+                    match sw {
+                        1 => dst.copy_from_slice(&src[..dst.len()]),
+                        2 => gather_every::<2>(dst, src),
+                        4 => gather_every::<4>(dst, src),
+                        _ => {
+                            for (o, &v) in dst.iter_mut().zip(src.iter().step_by(sw)) {
+                                *o = v;
+                            }
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// `dst[i] = src[i·S]` (`src` holds at least `(dst.len() − 1)·S + 1` values): whole groups of
+/// `S` as fixed-size arrays, which LLVM turns into vector loads and shuffles, then the last
+/// value, whose group may be cut short.
+#[inline(always)]
+fn gather_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
+    let Some((last, head)) = dst.split_last_mut() else {
+        return;
+    };
+    for (o, g) in head.iter_mut().zip(src.chunks_exact(S)) {
+        *o = g[0];
+    }
+    *last = src[head.len() * S];
 }
 
 fn im2col_gemm(

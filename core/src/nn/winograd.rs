@@ -9,8 +9,11 @@
 //! large as the layer allows. They go through [`sgemm`] (hence through the `gemm` crate on
 //! builds with that feature).
 //!
-//! Weights are transformed on every call (they are borrowed from the model file, so there is no
-//! place to cache them); groups are computed one after the other, reusing the workspace.
+//! [`conv`] transforms the weights on every call (they are borrowed from the model file, so
+//! there is no place to cache them); [`prepare_weights`] transforms them once into a caller
+//! buffer of [`prepared_len`] (16/9 of the weights) that [`conv_prepared`] then reads, which
+//! skips a quarter of the work on 13×13 maps. Groups are computed one after the other, reusing
+//! the workspace.
 //! Partial tiles at the bottom and right edge read zeros past the padded input and drop the
 //! outputs past `out_h`/`out_w`.
 //!
@@ -26,6 +29,33 @@ use crate::error::{Error, Result};
 
 /// Transform elements per tile (4 × 4).
 const XI: usize = 16;
+
+/// Most tiles per GEMM. The `gemm` crate (0.19, single thread) re-packs the weight operand of
+/// every product whose tile count exceeds 8 × its 6-column register tile, i.e. 48: a copy of
+/// all the (transformed) weights on every call, 26 % of a profile of AlexNet's 384 → 256 layer
+/// (49 tiles). Products of at most 48 tiles stream the weights as stored.
+const TILE_CHUNK: usize = 48;
+
+/// Most chunks [`tile_chunks`] splits the tiles into: past `4 · 48` tiles the crate's packing
+/// is amortised, and more, smaller products cost more than it (measured: on seed 004's
+/// single-channel 514² map, 66 049 tiles in chunks of 48 took 2.2× as long).
+const MAX_TILE_CHUNKS: usize = 4;
+
+/// `(first tile, tiles)` of about equal chunks of at most [`TILE_CHUNK`] tiles covering `t`,
+/// or one chunk of all when that would take more than [`MAX_TILE_CHUNKS`].
+fn tile_chunks(t: usize) -> impl Iterator<Item = (usize, usize)> {
+    let chunks = match t.div_ceil(TILE_CHUNK) {
+        n if n > MAX_TILE_CHUNKS => 1,
+        n => n.max(1),
+    };
+    let (base, extra) = (t / chunks, t % chunks);
+    (0..chunks).scan(0, move |t0, i| {
+        let tn = base + usize::from(i < extra);
+        let at = *t0;
+        *t0 += tn;
+        Some((at, tn))
+    })
+}
 
 /// Whether Winograd F(2×2, 3×3) applies: a 3×3 kernel, stride 1 and dilation 1 both ways.
 pub(crate) const fn applies(s: &Conv2dShape) -> bool {
@@ -90,6 +120,44 @@ pub(crate) fn workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
     checked_product(&[XI, planes])?
         .checked_add(gemm_pack_len(t, oc.min(OC_BLOCK), c))
         .ok_or(Error::Overflow)
+}
+
+/// Elements of the pre-transformed weights of `s` ([`prepare_weights`]): per group, 16 planes
+/// of `c × oc` (`U[ξ][i][o]`, row-major, no padding between planes), i.e. `16·c_in/g·c_out`.
+pub(crate) fn prepared_len(s: &Conv2dShape) -> Result<usize> {
+    if !applies(s) {
+        return Err(Error::InvalidArgument);
+    }
+    checked_product(&[XI, s.c_in / s.groups, s.c_out])
+}
+
+/// Working memory of [`conv_prepared`] in `f32` elements: [`workspace_len`] without the weight
+/// planes, with the packing of one whole `T × oc × c` product (no output-channel blocks).
+pub(crate) fn prepared_workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
+    if !applies(s) {
+        return Err(Error::InvalidArgument);
+    }
+    let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
+    let p = Planes::new(c, oc, t)?;
+    checked_product(&[XI, p.v.checked_add(p.m).ok_or(Error::Overflow)?])?
+        .checked_add(gemm_pack_len(t, oc, c))
+        .ok_or(Error::Overflow)
+}
+
+/// Transforms every kernel of `weights` (validated against `s`) into `out` ([`prepared_len`]
+/// elements) in the layout [`conv_prepared`] reads.
+pub(crate) fn prepare_weights(s: &Conv2dShape, weights: &[f32], out: &mut [f32]) {
+    let (c, oc) = (s.c_in / s.groups, s.c_out / s.groups);
+    for g in 0..s.groups {
+        let wg = &weights[g * oc * c * 9..][..oc * c * 9];
+        transform_weights(
+            wg,
+            c,
+            oc,
+            c * oc,
+            &mut out[g * XI * c * oc..][..XI * c * oc],
+        );
+    }
 }
 
 /// `Bᵀ d B` of one 4×4 patch (row-major), `ξ = 4·row + column`.
@@ -159,9 +227,47 @@ pub(crate) fn conv(
             let ob = OC_BLOCK.min(oc - o0);
             transform_weights(&wg[o0 * c * 9..][..ob * c * 9], c, ob, p.u, u);
             for xi in 0..XI {
-                let (a, b) = (&v[xi * p.v..][..t * c], &u[xi * p.u..][..c * ob]);
-                let mx = &mut m[xi * p.m + o0..][..(t - 1) * oc + ob];
-                sgemm(rm, no, no, t, ob, c, 1.0, a, c, b, ob, 0.0, mx, oc, pack)?;
+                let b = &u[xi * p.u..][..c * ob];
+                for (t0, tn) in tile_chunks(t) {
+                    let a = &v[xi * p.v + t0 * c..][..tn * c];
+                    let mx = &mut m[xi * p.m + t0 * oc + o0..][..(tn - 1) * oc + ob];
+                    sgemm(rm, no, no, tn, ob, c, 1.0, a, c, b, ob, 0.0, mx, oc, pack)?;
+                }
+            }
+        }
+        transform_output(s, d, g, bias, m, oc, p.m, output);
+    }
+    Ok(())
+}
+
+/// [`conv`] with weights already transformed by [`prepare_weights`] (`prepared`,
+/// [`prepared_len`] elements) and `ws` of [`prepared_workspace_len`]: one `T × oc × c` product
+/// per transform element, straight from the prepared planes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv_prepared(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    input: &[f32],
+    prepared: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+    ws: &mut [f32],
+) -> Result<()> {
+    let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
+    let p = Planes::new(c, oc, t)?;
+    let (v, rest) = ws.split_at_mut(XI * p.v);
+    let (m, pack) = rest.split_at_mut(XI * p.m);
+    let (rm, no) = (Order::RowMajor, Transpose::No);
+    for g in 0..s.groups {
+        let ug = &prepared[g * XI * c * oc..][..XI * c * oc];
+        transform_input(s, d, g, input, c, p.v, v);
+        // The operand layout of `conv`, without its output-channel blocks.
+        for xi in 0..XI {
+            let b = &ug[xi * c * oc..][..c * oc];
+            for (t0, tn) in tile_chunks(t) {
+                let a = &v[xi * p.v + t0 * c..][..tn * c];
+                let mx = &mut m[xi * p.m + t0 * oc..][..tn * oc];
+                sgemm(rm, no, no, tn, oc, c, 1.0, a, c, b, oc, 0.0, mx, oc, pack)?;
             }
         }
         transform_output(s, d, g, bias, m, oc, p.m, output);
@@ -339,6 +445,9 @@ crate::cpu::multiversion! {
     ) => transform_output_body
 }
 
+/// Tiles whose outputs [`transform_output`] stages before writing them out.
+const STAGE_TILES: usize = 8;
+
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn transform_output_body(
@@ -353,32 +462,53 @@ fn transform_output_body(
 ) {
     let (oh, ow) = (d.out_h, d.out_w);
     let (th, tw) = (oh.div_ceil(2), ow.div_ceil(2));
+    const W: usize = 2 * STAGE_TILES;
     for b in 0..s.n {
         let yb = &mut y[(b * s.c_out + g * oc) * oh * ow..][..oc * oh * ow];
         for ty in 0..th {
             let (oy, rows) = (2 * ty, 2.min(oh - 2 * ty));
-            for tx in 0..tw {
-                let (ox, cols) = (2 * tx, 2.min(ow - 2 * tx));
-                let at = ((b * th + ty) * tw + tx) * oc;
-                for o0 in (0..oc).step_by(LANES) {
-                    let lanes = LANES.min(oc - o0);
-                    let mut mt = [[0.0f32; LANES]; XI];
-                    for (xi, val) in mt.iter_mut().enumerate() {
-                        let src = &m[xi * stride + at + o0..];
-                        if lanes == LANES {
-                            val.copy_from_slice(&src[..LANES]);
-                        } else {
-                            val[..lanes].copy_from_slice(&src[..lanes]);
+            for o0 in (0..oc).step_by(LANES) {
+                let lanes = LANES.min(oc - o0);
+                let bv: [f32; LANES] = core::array::from_fn(|l| match bias {
+                    Some(bs) if l < lanes => bs[g * oc + o0 + l],
+                    _ => 0.0,
+                });
+                for tx0 in (0..tw).step_by(STAGE_TILES) {
+                    let n = STAGE_TILES.min(tw - tx0);
+                    // stage[l][r][j]: channel o0 + l, output row oy + r, column 2·tx0 + j. Each
+                    // channel's rows are then written as contiguous runs, instead of 2 values
+                    // at a time into 16 planes (perf: 35 % of FastPoorNet's 64 → 192 layer,
+                    // mostly spills and scalar stores).
+                    let mut stage = [[[0.0f32; W]; 2]; LANES];
+                    for i in 0..n {
+                        let at = ((b * th + ty) * tw + tx0 + i) * oc + o0;
+                        let mut mt = [[0.0f32; LANES]; XI];
+                        for (xi, val) in mt.iter_mut().enumerate() {
+                            let src = &m[xi * stride + at..];
+                            if lanes == LANES {
+                                val.copy_from_slice(&src[..LANES]);
+                            } else {
+                                val[..lanes].copy_from_slice(&src[..lanes]);
+                            }
+                        }
+                        let out = output_transform_lanes(&mt);
+                        for (l, st) in stage.iter_mut().enumerate() {
+                            st[0][2 * i] = out[0][l] + bv[l];
+                            st[0][2 * i + 1] = out[1][l] + bv[l];
+                            st[1][2 * i] = out[2][l] + bv[l];
+                            st[1][2 * i + 1] = out[3][l] + bv[l];
                         }
                     }
-                    let out = output_transform_lanes(&mt);
+                    let cols = (2 * n).min(ow - 2 * tx0);
                     let planes = yb[o0 * oh * ow..].chunks_exact_mut(oh * ow);
-                    for (l, yc) in planes.take(lanes).enumerate() {
-                        let bv = bias.map_or(0.0, |bs| bs[g * oc + o0 + l]);
-                        for r in 0..rows {
-                            let row = &mut yc[(oy + r) * ow + ox..];
-                            for q in 0..cols {
-                                row[q] = out[2 * r + q][l] + bv;
+                    for (yc, st) in planes.take(lanes).zip(&stage) {
+                        for (r, sr) in st.iter().enumerate().take(rows) {
+                            let dst = &mut yc[(oy + r) * ow + 2 * tx0..];
+                            if cols == W {
+                                // A fixed-length copy: with a variable length it is a call.
+                                dst[..W].copy_from_slice(sr);
+                            } else {
+                                dst[..cols].copy_from_slice(&sr[..cols]);
                             }
                         }
                     }
