@@ -93,8 +93,8 @@ MV_KERNEL mv_integral_cols(MV_GLOBAL mv_u32* sum, int sum_stride, MV_GLOBAL mv_u
 
 /* ---- Tiled scan: three launches, each with work for the whole device ----
  *
- * The table is cut into tiles of MV_ITILE_W (256) columns x MV_ITILE_H (32) rows of the source;
- * tile (tx, ty) starts at source pixel (x0, y0) = (tx * MV_ITILE_W, ty * MV_ITILE_H), and
+ * The table is cut into tiles of MV_ITILE_W (256) columns x MV_ITILE_H (default 64) rows of the
+ * source; tile (tx, ty) starts at source pixel (x0, y0) = (tx * MV_ITILE_W, ty * MV_ITILE_H), and
  * ntx = ceil(w / MV_ITILE_W), nty = ceil(h / MV_ITILE_H). With C(x) = sum of the source column x
  * above row y0 and E(y) = I(x0, y + 1) (everything left of the tile in rows <= y), a table entry
  * of the tile is
