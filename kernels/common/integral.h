@@ -93,8 +93,8 @@ MV_KERNEL mv_integral_cols(MV_GLOBAL mv_u32* sum, int sum_stride, MV_GLOBAL mv_u
 
 /* ---- Tiled scan: three launches, each with work for the whole device ----
  *
- * The table is cut into tiles of MV_ITILE_W (256) columns x MV_ITILE_H (32) rows of the source;
- * tile (tx, ty) starts at source pixel (x0, y0) = (tx * MV_ITILE_W, ty * MV_ITILE_H), and
+ * The table is cut into tiles of MV_ITILE_W (256) columns x MV_ITILE_H (default 64) rows of the
+ * source; tile (tx, ty) starts at source pixel (x0, y0) = (tx * MV_ITILE_W, ty * MV_ITILE_H), and
  * ntx = ceil(w / MV_ITILE_W), nty = ceil(h / MV_ITILE_H). With C(x) = sum of the source column x
  * above row y0 and E(y) = I(x0, y + 1) (everything left of the tile in rows <= y), a table entry
  * of the tile is
@@ -328,16 +328,161 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
         }                                                                                     \
     } while (0)
 
-/* Pass 2: groups 0 .. ceil(w / 32) - 1 scan the column sums of 32 columns over ty (n / 32 lanes
- * of consecutive tiles each, then a scan of the lanes' totals per column); groups after them,
- * one per tx in 1 .. ntx - 1, compute E for tile column tx (n work-items of consecutive rows
- * each, then a scan of their totals). Both kinds share one barrier sequence: PoCL mishandles
- * a return after a barrier in one branch. */
+/* Values per work-item and round of the parallel pass 2, and tile columns summed per batch of
+ * loads of its row groups. */
+#define MV_ICK 8
+#define MV_ICU 4
+
+/* Pass 2, row groups: v[k] += the row sums of tiles 0 .. tx - 1 at row i0 + k (< height), MV_ICU
+ * tile columns per batch, all of a batch's loads issued before their adds. */
+#define MV_ICARRY_ROWS(T, rows, v, i0, tx, height)                                            \
+    do {                                                                                      \
+        for (int u_ = 0; u_ < (tx); u_ += MV_ICU) {                                           \
+            T a_[MV_ICU][MV_ICK];                                                             \
+            MV_UNROLL                                                                         \
+            for (int j_ = 0; j_ < MV_ICU; ++j_) {                                             \
+                MV_UNROLL                                                                     \
+                for (int k_ = 0; k_ < MV_ICK; ++k_) {                                         \
+                    int y_ = (i0) + k_;                                                       \
+                    a_[j_][k_] = u_ + j_ < (tx) && y_ < (height)                              \
+                                     ? (rows)[(u_ + j_) * (height) + y_]                      \
+                                     : (T)0;                                                  \
+                }                                                                             \
+            }                                                                                 \
+            MV_UNROLL                                                                         \
+            for (int j_ = 0; j_ < MV_ICU; ++j_) {                                             \
+                MV_UNROLL                                                                     \
+                for (int k_ = 0; k_ < MV_ICK; ++k_) {                                         \
+                    (v)[k_] += a_[j_][k_];                                                    \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+
+/* Pass 2: groups 0 .. ceil(w / 32) - 1 ("column groups") scan the column sums of 32 adjacent
+ * columns (coalesced) over ty, n / 32 lanes per column; groups after them ("row groups"), one
+ * per tx in 1 .. ntx - 1, compute E for tile column tx, n work-items of consecutive rows.
+ * Both kinds share one barrier sequence (a group-uniform count, no return): PoCL mishandles a
+ * return after a barrier in one branch.
+ * MV_ICARRY_PAR (MVISION_INTEGRAL_CARRIES=par, the default): every value is loaded once into
+ * registers, a batch of loads before their adds. A column group's round covers n / 32 * MV_ICK
+ * tiles, lane ly holding tiles ly * MV_ICK .. + MV_ICK - 1 of it; a row group's round covers
+ * n * MV_ICK rows, work-item lid holding rows lid * MV_ICK .. + MV_ICK - 1 of it, each the sum
+ * of the tx row sums left of the tile column (MV_ICARRY_ROWS). Each work-item sums its values,
+ * the group scans the totals in local memory (over the lanes of a column, or over the group)
+ * and the work-item writes its exclusive (C) or inclusive (E) scan from that offset plus the
+ * carry of the previous rounds: at 3840 x 2160 with 256 x 64 tiles, one round in the column
+ * groups, two in the row groups.
+ * Else (serial, the previous pass): each work-item sums its share of tiles (or, per row, the
+ * row sums left of tx) in a loop, the group scans the totals, and MV_INTEGRAL_EXCLUSIVE /
+ * MV_INTEGRAL_LEFT reread them to write the scan. */
 MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scratch64, int width,
                               int height, int want_sq)
 {
     MV_LOCAL_ARRAY(mv_u32, tot, MV_IGROUP_MAX);
     MV_LOCAL_ARRAY(mv_u64, tot64, MV_IGROUP_MAX);
+#if MV_ICARRY_PAR
+    int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
+    int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;
+    int ncol_groups = (width + MV_ILANES - 1) / MV_ILANES;
+    int g = MV_GROUP_X;
+    int lid = MV_LID_X;
+    int n = MV_LSIZE_X;
+    int col_group = g < ncol_groups;
+    int lanes = n / MV_ILANES;
+    int lx = lid % MV_ILANES;
+    int ly = lid / MV_ILANES;
+    int x = g * MV_ILANES + lx;
+    int col_ok = col_group && x < width;
+    int tx = col_group ? 0 : g - ncol_groups + 1;
+    int base = nty * width;
+    MV_GLOBAL const mv_u32* rows = scratch + base;
+    MV_GLOBAL const mv_u64* rows64 = scratch64 + base;
+    MV_GLOBAL mv_u32* e = scratch + base + ntx * height + tx * height;
+    MV_GLOBAL mv_u64* e64 = scratch64 + base + ntx * height + tx * height;
+    int per_round = col_group ? lanes * MV_ICK : n * MV_ICK;
+    int len = col_group ? nty : height;
+    int rounds = (len + per_round - 1) / per_round;
+    int first = (col_group ? ly : lid) * MV_ICK;
+    int last = col_group ? (lanes - 1) * MV_ILANES + lx : n - 1;
+    mv_u32 carry = 0;
+    mv_u64 carry64 = 0;
+    for (int r = 0; r < rounds; ++r) {
+        int i0 = r * per_round + first;
+        mv_u32 v[MV_ICK];
+        mv_u64 v64[MV_ICK];
+        if (col_group) {
+            MV_UNROLL
+            for (int k = 0; k < MV_ICK; ++k) {
+                int t = i0 + k;
+                v[k] = col_ok && t < nty ? scratch[t * width + x] : 0u;
+                v64[k] = want_sq && col_ok && t < nty ? scratch64[t * width + x] : (mv_u64)0;
+            }
+        } else {
+            MV_UNROLL
+            for (int k = 0; k < MV_ICK; ++k) {
+                v[k] = 0;
+                v64[k] = 0;
+            }
+            MV_ICARRY_ROWS(mv_u32, rows, v, i0, tx, height);
+            if (want_sq) {
+                MV_ICARRY_ROWS(mv_u64, rows64, v64, i0, tx, height);
+            }
+        }
+        mv_u32 s = 0;
+        mv_u64 q = 0;
+        MV_UNROLL
+        for (int k = 0; k < MV_ICK; ++k) {
+            s += v[k];
+            q += v64[k];
+        }
+        tot[lid] = s;
+        tot64[lid] = q;
+        MV_BARRIER();
+        /* Inclusive Hillis-Steele scan of the totals: over the lanes of each column (steps of
+         * 32) or over the whole group. */
+        for (int off = col_group ? MV_ILANES : 1; off < n; off <<= 1) {
+            mv_u32 a = lid >= off ? tot[lid - off] : 0u;
+            mv_u64 a64 = lid >= off ? tot64[lid - off] : (mv_u64)0;
+            MV_BARRIER();
+            tot[lid] += a;
+            tot64[lid] += a64;
+            MV_BARRIER();
+        }
+        mv_u32 acc = carry + tot[lid] - s;
+        mv_u64 acc64 = carry64 + tot64[lid] - q;
+        carry += tot[last];
+        carry64 += tot64[last];
+        if (col_group) {
+            MV_UNROLL
+            for (int k = 0; k < MV_ICK; ++k) {
+                int t = i0 + k;
+                if (col_ok && t < nty) {
+                    scratch[t * width + x] = acc;
+                    if (want_sq) {
+                        scratch64[t * width + x] = acc64;
+                    }
+                }
+                acc += v[k];
+                acc64 += v64[k];
+            }
+        } else {
+            MV_UNROLL
+            for (int k = 0; k < MV_ICK; ++k) {
+                int y = i0 + k;
+                acc += v[k];
+                acc64 += v64[k];
+                if (y < height) {
+                    e[y] = acc;
+                    if (want_sq) {
+                        e64[y] = acc64;
+                    }
+                }
+            }
+        }
+        MV_BARRIER(); /* everyone has read tot before the next round overwrites it */
+    }
+#else
     int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
     int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;
     int ncol_groups = (width + MV_ILANES - 1) / MV_ILANES;
@@ -412,6 +557,7 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
             MV_INTEGRAL_LEFT(mv_u64, rows64, e64, tx, height, a, b, carry64);
         }
     }
+#endif
 }
 
 /* Pass 3: `out` = the sum of `run` over the lanes left of the calling one in its tile row (T of

@@ -92,7 +92,7 @@ pub const INTEGRAL_TILE_W: usize = 256;
 /// Source rows of one tile of the tiled integral scan (`MV_ITILE_H`, a multiple of
 /// `INTEGRAL_GROUP_MAX / 32`): taller tiles mean fewer column carries to scan, shorter ones
 /// more tiles to spread over the device.
-pub const INTEGRAL_TILE_H: usize = 32;
+pub const INTEGRAL_TILE_H: usize = 64;
 
 /// Tallest tile [`IntegralTuning`] accepts (`MVISION_INTEGRAL_TILE=256x128`): it bounds the
 /// integral kernels' local arrays of left carries in [`KernelSet::local_mem_bytes`].
@@ -101,7 +101,7 @@ pub const INTEGRAL_TILE_H_MAX: usize = 128;
 /// Run-time tuning of the tiled integral scan, read once per process from the environment
 /// ([`IntegralTuning::get`]); every setting gives bit-identical tables, only the speed differs.
 /// * `MVISION_INTEGRAL_TILE=256xH`: tile height `H` ∈ {8, 16, 32, 64, 128} (the width stays
-///   [`INTEGRAL_TILE_W`]); default `256x32`.
+///   [`INTEGRAL_TILE_W`]); default `256x64`.
 /// * `MVISION_INTEGRAL_VARIANT=local|shfl|strip|strip-local`: how the 32 lanes of a tile row
 ///   combine their sums (pass 1's row sums, pass 3's row prefix): `local` scans in local
 ///   memory between barriers; `shfl` (the default) with warp shuffles, no barrier, on CUDA
@@ -110,6 +110,10 @@ pub const INTEGRAL_TILE_H_MAX: usize = 128;
 ///   rows down in registers, two barriers per tile (`kernels/common/integral.h`).
 /// * `MVISION_INTEGRAL_GROUP=32|64|128|256`: the largest work-group of the tiled kernels
 ///   (default 256, [`INTEGRAL_GROUP_MAX`]).
+/// * `MVISION_INTEGRAL_CARRIES=par|serial`: pass 2 (`mv_integral_carries`, `MV_ICARRY_PAR`):
+///   `par` (the default) loads every column / row sum once into registers, a batch at a time,
+///   and scans the work-items' totals per group; `serial` is the previous pass (serial loops
+///   over the tiles of each work-item, the left row sums summed twice).
 ///
 /// Unparsable values are ignored (the default holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -122,19 +126,33 @@ pub struct IntegralTuning {
     pub strip: bool,
     /// Largest work-group of the tiled kernels, at most [`INTEGRAL_GROUP_MAX`].
     pub group_max: usize,
+    /// The parallel carries pass (`MV_ICARRY_PAR`); `false`: the serial one.
+    pub carries_par: bool,
 }
 
 impl IntegralTuning {
-    /// `256x32`, shuffles, groups of up to 256.
+    /// `256x64`, shuffles, groups of up to 256, the parallel carries pass.
     pub const DEFAULT: IntegralTuning = IntegralTuning {
         tile_h: INTEGRAL_TILE_H,
         shuffle: true,
         strip: false,
         group_max: INTEGRAL_GROUP_MAX,
+        carries_par: true,
     };
 
-    /// The tuning of the three variables' values (`None` where unset).
+    /// The tuning of the first three variables' values (`None` where unset), with the default
+    /// carries pass.
     pub fn parse(tile: Option<&str>, variant: Option<&str>, group: Option<&str>) -> Self {
+        Self::parse_all(tile, variant, group, None)
+    }
+
+    /// The tuning of the four variables' values (`None` where unset).
+    pub fn parse_all(
+        tile: Option<&str>,
+        variant: Option<&str>,
+        group: Option<&str>,
+        carries: Option<&str>,
+    ) -> Self {
         let mut t = Self::DEFAULT;
         if let Some(h) = tile.and_then(|v| {
             let v = v.trim();
@@ -157,24 +175,31 @@ impl IntegralTuning {
                 t.group_max = g;
             }
         }
+        match carries.map(str::trim) {
+            Some("par") => t.carries_par = true,
+            Some("serial") => t.carries_par = false,
+            _ => {}
+        }
         t
     }
 
-    /// The process's tuning: `MVISION_INTEGRAL_TILE`, `MVISION_INTEGRAL_VARIANT` and
-    /// `MVISION_INTEGRAL_GROUP`, read on the first call.
+    /// The process's tuning: `MVISION_INTEGRAL_TILE`, `MVISION_INTEGRAL_VARIANT`,
+    /// `MVISION_INTEGRAL_GROUP` and `MVISION_INTEGRAL_CARRIES`, read on the first call.
     pub fn get() -> Self {
         static TUNING: std::sync::OnceLock<IntegralTuning> = std::sync::OnceLock::new();
         *TUNING.get_or_init(|| {
             let var = |k| std::env::var(k).ok();
-            Self::parse(
+            Self::parse_all(
                 var("MVISION_INTEGRAL_TILE").as_deref(),
                 var("MVISION_INTEGRAL_VARIANT").as_deref(),
                 var("MVISION_INTEGRAL_GROUP").as_deref(),
+                var("MVISION_INTEGRAL_CARRIES").as_deref(),
             )
         })
     }
 
-    /// `"256x32/shfl/g256"`, as benchmarks print it.
+    /// `"256x64/shfl/g256"`, as benchmarks print it (`"/serial"` appended with the serial
+    /// carries pass).
     pub fn label(&self) -> String {
         let variant = match (self.shuffle, self.strip) {
             (true, false) => "shfl",
@@ -182,8 +207,9 @@ impl IntegralTuning {
             (true, true) => "strip",
             (false, true) => "strip-local",
         };
+        let carries = if self.carries_par { "" } else { "/serial" };
         format!(
-            "{INTEGRAL_TILE_W}x{}/{variant}/g{}",
+            "{INTEGRAL_TILE_W}x{}/{variant}/g{}{carries}",
             self.tile_h, self.group_max
         )
     }
@@ -427,6 +453,7 @@ pub fn constants() -> String {
     let itile_h = tuning.tile_h;
     let ishfl = u8::from(tuning.shuffle);
     let istrip = u8::from(tuning.strip);
+    let icarry_par = u8::from(tuning.carries_par);
     format!(
         "#define MV_MAX_KSIZE {MAX_KERNEL_SIZE}\n\
          #define MV_RESIZE_FRAC_BITS {RESIZE_FRAC_BITS}\n\
@@ -438,6 +465,7 @@ pub fn constants() -> String {
          #define MV_ITILE_H {itile_h}\n\
          #define MV_ISHFL_WANT {ishfl}\n\
          #define MV_ISTRIP {istrip}\n\
+         #define MV_ICARRY_PAR {icarry_par}\n\
          #define MV_IGROUP_MAX {INTEGRAL_GROUP_MAX}\n\
          #define MV_PX_U8 {PX_U8}\n\
          #define MV_PX_F32 {PX_F32}\n"

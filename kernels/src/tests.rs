@@ -100,13 +100,18 @@ fn constants_come_from_the_core() {
 fn integral_tuning_parses_its_variables() {
     let d = IntegralTuning::DEFAULT;
     assert_eq!(IntegralTuning::parse(None, None, None), d);
-    assert_eq!(d.label(), "256x32/shfl/g256");
-    let t = IntegralTuning::parse(Some("256x64"), Some("strip"), Some("128"));
+    assert_eq!(d.label(), "256x64/shfl/g256");
+    let t = IntegralTuning::parse_all(None, None, None, Some("serial"));
+    assert_eq!((t.tile_h, t.carries_par), (64, false));
+    assert_eq!(t.label(), "256x64/shfl/g256/serial");
+    assert_eq!(IntegralTuning::parse_all(None, None, None, Some("par")), d);
+    assert_eq!(IntegralTuning::parse_all(None, None, None, Some("nope")), d);
+    let t = IntegralTuning::parse(Some("256x32"), Some("strip"), Some("128"));
     assert_eq!(
         (t.tile_h, t.shuffle, t.strip, t.group_max),
-        (64, true, true, 128)
+        (32, true, true, 128)
     );
-    assert_eq!(t.label(), "256x64/strip/g128");
+    assert_eq!(t.label(), "256x32/strip/g128");
     let t = IntegralTuning::parse(Some("16"), Some("local"), None);
     assert_eq!((t.tile_h, t.shuffle, t.strip), (16, false, false));
     // Out of range or unparsable: the default holds.

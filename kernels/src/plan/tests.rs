@@ -246,7 +246,7 @@ fn integral_runs_tiled_where_the_device_allows() {
         return; // the geometry below is the default tuning's (MVISION_INTEGRAL_* set)
     }
     let p = Planner::new(CTX, GPU);
-    // 3840 x 2160: 15 x 68 tiles of 256 x 32.
+    // 3840 x 2160: 15 x 34 tiles of 256 x 64.
     let plan = p
         .integral_u8(
             img(1, 3840, 2160),
@@ -255,7 +255,7 @@ fn integral_runs_tiled_where_the_device_allows() {
         )
         .unwrap();
     assert_eq!(plan.tiled_group(usize::MAX), Some(256));
-    let elems = 68 * 3840 + 2 * 15 * 2160;
+    let elems = 34 * 3840 + 2 * 15 * 2160;
     assert_eq!(
         plan.tiled_scratch(),
         IntegralScratch {
@@ -266,7 +266,7 @@ fn integral_runs_tiled_where_the_device_allows() {
     let [sums, carries, tiles, tiles_sq] = launches(plan, usize::MAX, Some((8, Some(9))));
     assert_eq!(
         (sums.kernel, sums.groups(), sums.local),
-        (names::INTEGRAL_TILE_SUMS_U8, [15 * 68, 1], [256, 1])
+        (names::INTEGRAL_TILE_SUMS_U8, [15 * 34, 1], [256, 1])
     );
     assert_eq!(sums.args.len(), 7);
     assert_eq!(sums.args[2..4], [Arg::Buf(8), Arg::Buf(9)]);
@@ -277,12 +277,12 @@ fn integral_runs_tiled_where_the_device_allows() {
     assert_eq!(carries.args.len(), 5);
     assert_eq!(
         (tiles.kernel, tiles.groups(), tiles.args.len()),
-        (names::INTEGRAL_TILES_U8, [15 * 68, 1], 7)
+        (names::INTEGRAL_TILES_U8, [15 * 34, 1], 7)
     );
     assert_eq!(tiles.args[2..5], [Arg::Buf(2), Arg::I32(3841), Arg::Buf(8)]);
     assert_eq!(
         (tiles_sq.kernel, tiles_sq.groups(), tiles_sq.args.len()),
-        (names::INTEGRAL_TILES_SQ_U8, [15 * 68, 1], 7)
+        (names::INTEGRAL_TILES_SQ_U8, [15 * 34, 1], 7)
     );
     assert_eq!(
         tiles_sq.args[2..7],
