@@ -54,10 +54,13 @@ def run(cmd: list[str]) -> str:
     return p.stdout
 
 
-def ours(mvision: str, model: Path, repeat: int) -> dict:
-    doc = json.loads(run([mvision, "bench", "net", "--model", str(model), "--repeat",
-                          str(repeat), "--json"]))
-    return {"ms": doc["median_ms"], "arena": doc["arena_bytes"], "scratch": doc["scratch_bytes"]}
+def ours(mvision: str, model: Path, repeat: int, prepared_budget: int) -> dict:
+    cmd = [mvision, "bench", "net", "--model", str(model), "--repeat", str(repeat), "--json"]
+    if prepared_budget:
+        cmd += ["--prepared-budget", str(prepared_budget)]
+    doc = json.loads(run(cmd))
+    return {"ms": doc["median_ms"], "arena": doc["arena_bytes"], "scratch": doc["scratch_bytes"],
+            "prepared": doc.get("prepared_bytes", 0)}
 
 
 def theirs(onnx_path: Path, repeat: int) -> float:
@@ -96,6 +99,9 @@ def main() -> int:
                     help="folder of <model>/model.onnx (repeatable)")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--prepared-budget", type=int, default=0,
+                    help="bytes of pre-transformed Winograd weights mvision may keep "
+                         "(`bench net --prepared-budget`; 0: none, as mv_net_create)")
     ap.add_argument("--json-out", default="")
     args = ap.parse_args()
 
@@ -111,23 +117,25 @@ def main() -> int:
             best_ours, best_ort = None, float("inf")
             for r in range(args.rounds):
                 log(f"{name}: round {r + 1}/{args.rounds}")
-                o = ours(args.mvision, mvnn, args.repeat)
+                o = ours(args.mvision, mvnn, args.repeat, args.prepared_budget)
                 if best_ours is None or o["ms"] < best_ours["ms"]:
                     best_ours = o
                 best_ort = min(best_ort, theirs(folder / "model.onnx", args.repeat))
             results.append({"model": name, "mvision_ms": best_ours["ms"], "ort_ms": best_ort,
                             "ratio": best_ort / best_ours["ms"],
                             "arena_bytes": best_ours["arena"],
-                            "scratch_bytes": best_ours["scratch"]})
+                            "scratch_bytes": best_ours["scratch"],
+                            "prepared_bytes": best_ours["prepared"]})
     print(f"ONNX Runtime {ort.__version__}, both 1 thread; median of {args.repeat} runs, "
           f"best of {args.rounds} round(s)")
     print()
-    print("| model | mvision ms | ORT ms | ORT / mvision | mvision arena + scratch MiB |")
-    print("|---|---:|---:|---:|---:|")
+    print("| model | mvision ms | ORT ms | ORT / mvision | mvision arena + scratch MiB "
+          "| prepared weights MiB |")
+    print("|---|---:|---:|---:|---:|---:|")
     for r in results:
         mib = (r["arena_bytes"] + r["scratch_bytes"]) / 2**20
         print(f"| {r['model']} | {r['mvision_ms']:.2f} | {r['ort_ms']:.2f} | {r['ratio']:.2f} | "
-              f"{mib:.1f} |")
+              f"{mib:.1f} | {r['prepared_bytes'] / 2**20:.1f} |")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=1))
     return 0
