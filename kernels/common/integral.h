@@ -395,7 +395,7 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
  * gr / (ntx - 1)). E(y) for the tile's rows y0 <= y < y0 + MV_ITILE_H is
  *     corner + sum over y0 <= y' <= y of (sum over u < tx of rowsum[u][y']),
  * corner = sum over u < tx, t < ty of TT[t][u] (the tile totals of pass 1). The work-items sum
- * the corner's values strided by n (tot) and, split into parts = n / min(n, H) per row, the row
+ * the corner's values strided by n (tot) and, split into parts = n / MV_IMIN(n, H) per row, the row
  * sums left of the tile (part[p * H + r], one batch of MV_ICU loads at a time); after a barrier
  * the row's parts are added (hv), and one loop of Hillis-Steele rounds scans hv over the rows
  * and tot over the group (its last entry is the corner), ping-ponging between the halves of hv
