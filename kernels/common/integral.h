@@ -398,7 +398,7 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
  * the corner's values strided by n (tot) and, split into parts = n / MV_IMIN(n, H) per row, the row
  * sums left of the tile (part[p * H + r], one batch of MV_ICU loads at a time); after a barrier
  * the row's parts are added (hv), and one loop of Hillis-Steele rounds scans hv over the rows
- * and tot over the group (its last entry is the corner), ping-ponging between the halves of hv
+ * and tot over the group (its last entry is the corner), ping-ponging between the two parts of hv
  * and between tot and part: one barrier a round. Uses the kernel's locals. */
 #define MV_INTEGRAL_TILED_LEFT(gr, on)                                                         \
     do {                                                                                      \
@@ -461,7 +461,7 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
         }                                                                                     \
         MV_BARRIER();                                                                         \
         int lim_ = MV_ITILE_H > n ? MV_ITILE_H : n;                                           \
-        int cur_ = 0; /* ping-pong: round reads half cur_, writes the other half */          \
+        int cur_ = 0; /* ping-pong: round reads part cur_ of hv, writes the other */          \
         for (int off_ = 1; off_ < lim_; off_ <<= 1) {                                         \
             int nxt_ = cur_ ^ 1;                                                              \
             MV_LOCAL mv_u32* ts_ = cur_ ? part : tot;                                         \
