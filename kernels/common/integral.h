@@ -400,7 +400,7 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
  * the row's parts are added (hv), and one loop of Hillis-Steele rounds scans hv over the rows
  * and tot over the group (its last entry is the corner), ping-ponging between the two parts of hv
  * and between tot and part: one barrier a round. Uses the kernel's locals. */
-#define MV_INTEGRAL_TILED_LEFT(gr, on)                                                         \
+#define MV_INTEGRAL_TILED_LEFT(gr, on)                                                        \
     do {                                                                                      \
         int nrg_ = MV_IMAX(ntx - 1, 1);                                                       \
         int tx_ = 1 + (gr) % nrg_;                                                            \
@@ -411,7 +411,7 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
         MV_GLOBAL mv_u64* e64_ = scratch64 + base + ntx * height + tx_ * height;              \
         mv_u32 c_ = 0;                                                                        \
         mv_u64 c64_ = 0;                                                                      \
-        for (int j_ = lid; (on) && j_ < tx_ * ty_; j_ += n) {                                         \
+        for (int j_ = lid; (on) && j_ < tx_ * ty_; j_ += n) {                                 \
             int at_ = tt_at_ + (j_ / tx_) * ntx + j_ % tx_;                                   \
             c_ += scratch[at_];                                                               \
             if (want_sq) {                                                                    \
