@@ -99,14 +99,18 @@ MV_KERNEL mv_integral_cols(MV_GLOBAL mv_u32* sum, int sum_stride, MV_GLOBAL mv_u
  * above row y0 and E(y) = I(x0, y + 1) (everything left of the tile in rows <= y), a table entry
  * of the tile is
  *     I(x + 1, y + 1) = E(y) + sum over x0 <= x' <= x of (C(x') + sum of column x' in rows y0..y).
- * 1. mv_integral_tile_sums_u8: each tile's column sums (nty x w) and row sums (ntx x h).
+ * 1. mv_integral_tile_sums_u8: each tile's column sums (nty x w), row sums (ntx x h) and total
+ *    TT (nty x ntx).
  * 2. mv_integral_carries: C, the exclusive scan of the column sums over ty (in place), and E,
- *    for tx >= 1 the inclusive scan down the rows of the row sums left of x0.
+ *    for tx >= 1 the inclusive scan down the rows of the row sums left of x0: by default
+ *    (MVISION_INTEGRAL_CARRIES=tiled) one group per tile, from the corner (the totals of the
+ *    tiles above-left) plus a scan of its own MV_ITILE_H rows (MV_INTEGRAL_TILED_LEFT).
  * 3. mv_integral_tiles_u8: each tile rescans its pixels from C and E and writes its part of
  *    the table once (plus row 0 / column 0 where it borders them).
  * The source is read twice (the second time mostly from cache), the table written once; the
- * scratch holds nty x w + 2 x ntx x h elements (u32, and u64 for the squares: scratch32,
- * scratch64), laid out as [column sums / C: nty x w][row sums: ntx x h][E: ntx x h].
+ * scratch holds nty x w + 2 x ntx x h + ntx x nty elements (u32, and u64 for the squares:
+ * scratch32, scratch64), laid out as [column sums / C: nty x w][row sums: ntx x h][E: ntx x h]
+ * [TT: nty x ntx, tile (tx, ty) at ty * ntx + tx].
  *
  * Work-groups of n = MV_LSIZE_X work-items, n in {32, 64, 128, 256}: 32 lanes of 8 adjacent
  * pixels per row (MV_ITILE_W = 32 x 8 columns), n / 32 rows at a time ("a band"); the range is
@@ -127,6 +131,7 @@ MV_KERNEL mv_integral_cols(MV_GLOBAL mv_u32* sum, int sum_stride, MV_GLOBAL mv_u
 #define MV_IPAD(c) ((c) + ((c) >> 3))
 #define MV_IBAND_MAX (MV_IGROUP_MAX / MV_ILANES)
 #define MV_IMIN(a, b) ((a) < (b) ? (a) : (b))
+#define MV_IMAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* The 8 pixels of row y at columns x..x+7 (0 outside the image or when !inside), as u32. */
 MV_INLINE void mv_integral_load8(MV_GLOBAL const mv_u8* src, int src_stride, int width, int y,
@@ -152,8 +157,9 @@ MV_INLINE void mv_integral_load8(MV_GLOBAL const mv_u8* src, int src_stride, int
 }
 
 /* Pass 1: one work-group per tile (group g: tx = g % ntx, ty = g / ntx). Writes the tile's
- * column sums to scratch[ty * width + x] and its row sums to scratch[nty * width + tx * height
- * + y] (and the sums of squares at the same places of scratch64 when want_sq). */
+ * column sums to scratch[ty * width + x], its row sums to scratch[nty * width + tx * height
+ * + y] and its total to scratch[nty * width + 2 * ntx * height + g] (and the sums of squares
+ * at the same places of scratch64 when want_sq). */
 MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
                                    MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scratch64,
                                    int width, int height, int want_sq)
@@ -163,6 +169,8 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
     MV_LOCAL_ARRAY(mv_u64, red64, MV_IGROUP_MAX);
 #endif
     MV_LOCAL_ARRAY(mv_u64, cols64, MV_IBAND_MAX * MV_IPITCH);
+    MV_LOCAL_ARRAY(mv_u32, ttl, MV_IBAND_MAX);
+    MV_LOCAL_ARRAY(mv_u64, ttl64, MV_IBAND_MAX);
     MV_LOCAL mv_u32* cols = (MV_LOCAL mv_u32*)cols64;
     int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
     int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;
@@ -185,6 +193,8 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
     MV_GLOBAL mv_u64* rows64 = scratch64 + nty * width + tx * height;
     mv_u32 cs[MV_IPX];
     mv_u64 cq[MV_IPX];
+    mv_u32 tt = 0; /* the band row's total over the tile's rows (in lane 31, or 0 without */
+    mv_u64 ttq = 0; /* shuffles); rows past the image add 0 */
     MV_UNROLL
     for (int k = 0; k < MV_IPX; ++k) {
         cs[k] = 0;
@@ -220,6 +230,8 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
                 rq += lx >= off ? b : (mv_u64)0;
             }
         }
+        tt += rs;
+        ttq += rq;
         if (lx == MV_ILANES - 1 && y < y_end) {
             rows[y] = rs;
             if (want_sq) {
@@ -239,6 +251,8 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
             }
             MV_BARRIER();
         }
+        tt += red[lid];
+        ttq += red64[lid];
         if (lx == 0 && y < y_end) {
             rows[y] = red[lid];
             if (want_sq) {
@@ -253,7 +267,24 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
     for (int k = 0; k < MV_IPX; ++k) {
         cols[ly * MV_IPITCH + MV_IPAD(lx * MV_IPX + k)] = cs[k];
     }
+    if (lx == (MV_ISHFL ? MV_ILANES - 1 : 0)) {
+        ttl[ly] = tt;
+        ttl64[ly] = ttq;
+    }
     MV_BARRIER();
+    if (lid == 0) { /* the tile's total, TT[ty][tx] */
+        mv_u32 s = 0;
+        mv_u64 q = 0;
+        for (int r = 0; r < band; ++r) {
+            s += ttl[r];
+            q += ttl64[r];
+        }
+        int at = nty * width + 2 * ntx * height + g;
+        scratch[at] = s;
+        if (want_sq) {
+            scratch64[at] = q;
+        }
+    }
     for (int c = lid; c < MV_ITILE_W; c += n) {
         mv_u32 s = 0;
         for (int r = 0; r < band; ++r) {
@@ -359,12 +390,116 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
         }                                                                                     \
     } while (0)
 
+/* Pass 2, MVISION_INTEGRAL_CARRIES=tiled, row group gr (on: 0 in the column groups, which run
+ * it without loads or stores for the shared barrier sequence): tile (tx, ty) = (1 + gr % (ntx - 1),
+ * gr / (ntx - 1)). E(y) for the tile's rows y0 <= y < y0 + MV_ITILE_H is
+ *     corner + sum over y0 <= y' <= y of (sum over u < tx of rowsum[u][y']),
+ * corner = sum over u < tx, t < ty of TT[t][u] (the tile totals of pass 1). The work-items sum
+ * the corner's values strided by n (tot) and, split into parts = n / MV_IMIN(n, H) per row, the row
+ * sums left of the tile (part[p * H + r], one batch of MV_ICU loads at a time); after a barrier
+ * the row's parts are added (hv), and one loop of Hillis-Steele rounds scans hv over the rows
+ * and tot over the group (its last entry is the corner), ping-ponging between the two parts of hv
+ * and between tot and part: one barrier a round. Uses the kernel's locals. */
+#define MV_INTEGRAL_TILED_LEFT(gr, on)                                                        \
+    do {                                                                                      \
+        int nrg_ = MV_IMAX(ntx - 1, 1);                                                       \
+        int tx_ = 1 + (gr) % nrg_;                                                            \
+        int ty_ = (gr) / nrg_;                                                                \
+        int y0_ = ty_ * MV_ITILE_H;                                                           \
+        int tt_at_ = base + 2 * ntx * height;                                                 \
+        MV_GLOBAL mv_u32* e_ = scratch + base + ntx * height + tx_ * height;                  \
+        MV_GLOBAL mv_u64* e64_ = scratch64 + base + ntx * height + tx_ * height;              \
+        mv_u32 c_ = 0;                                                                        \
+        mv_u64 c64_ = 0;                                                                      \
+        for (int j_ = lid; (on) && j_ < tx_ * ty_; j_ += n) {                                 \
+            int at_ = tt_at_ + (j_ / tx_) * ntx + j_ % tx_;                                   \
+            c_ += scratch[at_];                                                               \
+            if (want_sq) {                                                                    \
+                c64_ += scratch64[at_];                                                       \
+            }                                                                                 \
+        }                                                                                     \
+        tot[lid] = c_;                                                                        \
+        tot64[lid] = c64_;                                                                    \
+        int hn_ = MV_IMIN(n, MV_ITILE_H);                                                     \
+        int parts_ = n / hn_;                                                                 \
+        int p_ = lid / hn_;                                                                   \
+        for (int r_ = lid % hn_; r_ < MV_ITILE_H; r_ += hn_) {                                \
+            int y_ = y0_ + r_;                                                                \
+            mv_u32 h_ = 0;                                                                    \
+            mv_u64 h64_ = 0;                                                                  \
+            if ((on) && y_ < height) {                                                        \
+                for (int u_ = p_; u_ < tx_; u_ += parts_ * MV_ICU) {                          \
+                    mv_u32 a_[MV_ICU];                                                        \
+                    mv_u64 a64_[MV_ICU];                                                      \
+                    MV_UNROLL                                                                 \
+                    for (int k_ = 0; k_ < MV_ICU; ++k_) {                                     \
+                        int uu_ = u_ + k_ * parts_;                                           \
+                        a_[k_] = uu_ < tx_ ? rows[uu_ * height + y_] : 0u;                    \
+                        a64_[k_] = want_sq && uu_ < tx_ ? rows64[uu_ * height + y_]           \
+                                                        : (mv_u64)0;                          \
+                    }                                                                         \
+                    MV_UNROLL                                                                 \
+                    for (int k_ = 0; k_ < MV_ICU; ++k_) {                                     \
+                        h_ += a_[k_];                                                         \
+                        h64_ += a64_[k_];                                                     \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+            part[p_ * MV_ITILE_H + r_] = h_;                                                  \
+            part64[p_ * MV_ITILE_H + r_] = h64_;                                              \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+        for (int r_ = lid; r_ < MV_ITILE_H; r_ += n) {                                        \
+            mv_u32 h_ = 0;                                                                    \
+            mv_u64 h64_ = 0;                                                                  \
+            for (int q_ = 0; q_ < parts_; ++q_) {                                             \
+                h_ += part[q_ * MV_ITILE_H + r_];                                             \
+                h64_ += part64[q_ * MV_ITILE_H + r_];                                         \
+            }                                                                                 \
+            hv[r_] = h_;                                                                      \
+            hv64[r_] = h64_;                                                                  \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+        int lim_ = MV_ITILE_H > n ? MV_ITILE_H : n;                                           \
+        int cur_ = 0; /* ping-pong: round reads part cur_ of hv, writes the other */          \
+        for (int off_ = 1; off_ < lim_; off_ <<= 1) {                                         \
+            int nxt_ = cur_ ^ 1;                                                              \
+            MV_LOCAL mv_u32* ts_ = cur_ ? part : tot;                                         \
+            MV_LOCAL mv_u32* td_ = cur_ ? tot : part;                                         \
+            MV_LOCAL mv_u64* ts64_ = cur_ ? part64 : tot64;                                   \
+            MV_LOCAL mv_u64* td64_ = cur_ ? tot64 : part64;                                   \
+            td_[lid] = ts_[lid] + (lid >= off_ ? ts_[lid - off_] : 0u);                       \
+            td64_[lid] = ts64_[lid] + (lid >= off_ ? ts64_[lid - off_] : (mv_u64)0);          \
+            for (int r_ = lid; r_ < MV_ITILE_H; r_ += n) {                                    \
+                int s_ = cur_ * MV_ITILE_H + r_;                                              \
+                int d_ = nxt_ * MV_ITILE_H + r_;                                              \
+                hv[d_] = hv[s_] + (r_ >= off_ ? hv[s_ - off_] : 0u);                          \
+                hv64[d_] = hv64[s_] + (r_ >= off_ ? hv64[s_ - off_] : (mv_u64)0);             \
+            }                                                                                 \
+            MV_BARRIER();                                                                     \
+            cur_ = nxt_;                                                                      \
+        }                                                                                     \
+        mv_u32 corner_ = cur_ ? part[n - 1] : tot[n - 1];                                     \
+        mv_u64 corner64_ = cur_ ? part64[n - 1] : tot64[n - 1];                               \
+        for (int r_ = lid; r_ < MV_ITILE_H; r_ += n) {                                        \
+            int y_ = y0_ + r_;                                                                \
+            if ((on) && y_ < height) {                                                        \
+                e_[y_] = corner_ + hv[cur_ * MV_ITILE_H + r_];                                \
+                if (want_sq) {                                                                \
+                    e64_[y_] = corner64_ + hv64[cur_ * MV_ITILE_H + r_];                      \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+
 /* Pass 2: groups 0 .. ceil(w / 32) - 1 ("column groups") scan the column sums of 32 adjacent
- * columns (coalesced) over ty, n / 32 lanes per column; groups after them ("row groups"), one
- * per tx in 1 .. ntx - 1, compute E for tile column tx, n work-items of consecutive rows.
+ * columns (coalesced) over ty, n / 32 lanes per column; groups after them ("row groups") compute
+ * E: MV_ICARRY_TILED (MVISION_INTEGRAL_CARRIES=tiled, the default) one per tile (tx >= 1, ty),
+ * MV_INTEGRAL_TILED_LEFT, the column groups as with par; else one per tx in 1 .. ntx - 1 for
+ * tile column tx, n work-items of consecutive rows.
  * Both kinds share one barrier sequence (a group-uniform count, no return): PoCL mishandles a
  * return after a barrier in one branch.
- * MV_ICARRY_PAR (MVISION_INTEGRAL_CARRIES=par, the default): every value is loaded once into
+ * MV_ICARRY_PAR (MVISION_INTEGRAL_CARRIES=par): every value is loaded once into
  * registers, a batch of loads before their adds. A column group's round covers n / 32 * MV_ICK
  * tiles, lane ly holding tiles ly * MV_ICK .. + MV_ICK - 1 of it; a row group's round covers
  * n * MV_ICK rows, work-item lid holding rows lid * MV_ICK .. + MV_ICK - 1 of it, each the sum
@@ -381,7 +516,13 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
 {
     MV_LOCAL_ARRAY(mv_u32, tot, MV_IGROUP_MAX);
     MV_LOCAL_ARRAY(mv_u64, tot64, MV_IGROUP_MAX);
-#if MV_ICARRY_PAR
+#if MV_ICARRY_TILED
+    MV_LOCAL_ARRAY(mv_u32, part, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u64, part64, MV_IGROUP_MAX);
+    MV_LOCAL_ARRAY(mv_u32, hv, 2 * MV_ITILE_H);
+    MV_LOCAL_ARRAY(mv_u64, hv64, 2 * MV_ITILE_H);
+#endif
+#if MV_ICARRY_PAR || MV_ICARRY_TILED
     int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
     int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;
     int ncol_groups = (width + MV_ILANES - 1) / MV_ILANES;
@@ -405,6 +546,14 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
     int rounds = (len + per_round - 1) / per_round;
     int first = (col_group ? ly : lid) * MV_ICK;
     int last = col_group ? (lanes - 1) * MV_ILANES + lx : n - 1;
+#if MV_ICARRY_TILED
+    /* Row groups run the tiled pass instead of the rounds below. Every group runs both (the
+     * column groups with on = 0: no loads, no stores; the row groups with 0 rounds), so all
+     * share one barrier sequence: PoCL (pthread, groups of 256) gave wrong left carries with
+     * the tiled pass behind a group-uniform branch or a loop of 0 / 1 iterations. */
+    MV_INTEGRAL_TILED_LEFT(col_group ? 0 : g - ncol_groups, !col_group);
+    rounds = col_group ? rounds : 0;
+#endif
     mv_u32 carry = 0;
     mv_u64 carry64 = 0;
     for (int r = 0; r < rounds; ++r) {

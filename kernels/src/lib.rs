@@ -110,10 +110,8 @@ pub const INTEGRAL_TILE_H_MAX: usize = 128;
 ///   rows down in registers, two barriers per tile (`kernels/common/integral.h`).
 /// * `MVISION_INTEGRAL_GROUP=32|64|128|256`: the largest work-group of the tiled kernels
 ///   (default 256, [`INTEGRAL_GROUP_MAX`]).
-/// * `MVISION_INTEGRAL_CARRIES=par|serial`: pass 2 (`mv_integral_carries`, `MV_ICARRY_PAR`):
-///   `par` (the default) loads every column / row sum once into registers, a batch at a time,
-///   and scans the work-items' totals per group; `serial` is the previous pass (serial loops
-///   over the tiles of each work-item, the left row sums summed twice).
+/// * `MVISION_INTEGRAL_CARRIES=tiled|par|serial`: pass 2 (`mv_integral_carries`,
+///   `MV_ICARRY_TILED`, `MV_ICARRY_PAR`), see [`IntegralCarries`]; default `tiled`.
 ///
 /// Unparsable values are ignored (the default holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -126,18 +124,34 @@ pub struct IntegralTuning {
     pub strip: bool,
     /// Largest work-group of the tiled kernels, at most [`INTEGRAL_GROUP_MAX`].
     pub group_max: usize,
-    /// The parallel carries pass (`MV_ICARRY_PAR`); `false`: the serial one.
-    pub carries_par: bool,
+    /// How pass 2 computes the carries from the left.
+    pub carries: IntegralCarries,
+}
+
+/// Pass 2 of the tiled integral scan (`MVISION_INTEGRAL_CARRIES`); the column groups are the
+/// same in `Tiled` and `Par`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntegralCarries {
+    /// `tiled` (`MV_ICARRY_TILED`, the default): one row group per tile (tx ≥ 1, ty), its left
+    /// carries from the corner (the totals of the tiles above-left, written by pass 1) plus a
+    /// scan of its own rows' left row sums.
+    Tiled,
+    /// `par` (`MV_ICARRY_PAR`): one row group per tile column tx ≥ 1 scanning all rows, every
+    /// column / row sum loaded once into registers, a batch at a time.
+    Par,
+    /// `serial`: the first pass 2 (serial loops over the tiles of each work-item, the left row
+    /// sums summed twice).
+    Serial,
 }
 
 impl IntegralTuning {
-    /// `256x64`, shuffles, groups of up to 256, the parallel carries pass.
+    /// `256x64`, shuffles, groups of up to 256, the tiled carries pass.
     pub const DEFAULT: IntegralTuning = IntegralTuning {
         tile_h: INTEGRAL_TILE_H,
         shuffle: true,
         strip: false,
         group_max: INTEGRAL_GROUP_MAX,
-        carries_par: true,
+        carries: IntegralCarries::Tiled,
     };
 
     /// The tuning of the first three variables' values (`None` where unset), with the default
@@ -176,8 +190,9 @@ impl IntegralTuning {
             }
         }
         match carries.map(str::trim) {
-            Some("par") => t.carries_par = true,
-            Some("serial") => t.carries_par = false,
+            Some("tiled") => t.carries = IntegralCarries::Tiled,
+            Some("par") => t.carries = IntegralCarries::Par,
+            Some("serial") => t.carries = IntegralCarries::Serial,
             _ => {}
         }
         t
@@ -198,8 +213,8 @@ impl IntegralTuning {
         })
     }
 
-    /// `"256x64/shfl/g256"`, as benchmarks print it (`"/serial"` appended with the serial
-    /// carries pass).
+    /// `"256x64/shfl/g256"`, as benchmarks print it (`"/par"` or `"/serial"` appended with
+    /// those carries passes).
     pub fn label(&self) -> String {
         let variant = match (self.shuffle, self.strip) {
             (true, false) => "shfl",
@@ -207,7 +222,11 @@ impl IntegralTuning {
             (true, true) => "strip",
             (false, true) => "strip-local",
         };
-        let carries = if self.carries_par { "" } else { "/serial" };
+        let carries = match self.carries {
+            IntegralCarries::Tiled => "",
+            IntegralCarries::Par => "/par",
+            IntegralCarries::Serial => "/serial",
+        };
         format!(
             "{INTEGRAL_TILE_W}x{}/{variant}/g{}{carries}",
             self.tile_h, self.group_max
@@ -453,7 +472,8 @@ pub fn constants() -> String {
     let itile_h = tuning.tile_h;
     let ishfl = u8::from(tuning.shuffle);
     let istrip = u8::from(tuning.strip);
-    let icarry_par = u8::from(tuning.carries_par);
+    let icarry_par = u8::from(tuning.carries == IntegralCarries::Par);
+    let icarry_tiled = u8::from(tuning.carries == IntegralCarries::Tiled);
     format!(
         "#define MV_MAX_KSIZE {MAX_KERNEL_SIZE}\n\
          #define MV_RESIZE_FRAC_BITS {RESIZE_FRAC_BITS}\n\
@@ -466,6 +486,7 @@ pub fn constants() -> String {
          #define MV_ISHFL_WANT {ishfl}\n\
          #define MV_ISTRIP {istrip}\n\
          #define MV_ICARRY_PAR {icarry_par}\n\
+         #define MV_ICARRY_TILED {icarry_tiled}\n\
          #define MV_IGROUP_MAX {INTEGRAL_GROUP_MAX}\n\
          #define MV_PX_U8 {PX_U8}\n\
          #define MV_PX_F32 {PX_F32}\n"

@@ -102,9 +102,15 @@ fn integral_tuning_parses_its_variables() {
     assert_eq!(IntegralTuning::parse(None, None, None), d);
     assert_eq!(d.label(), "256x64/shfl/g256");
     let t = IntegralTuning::parse_all(None, None, None, Some("serial"));
-    assert_eq!((t.tile_h, t.carries_par), (64, false));
+    assert_eq!((t.tile_h, t.carries), (64, IntegralCarries::Serial));
     assert_eq!(t.label(), "256x64/shfl/g256/serial");
-    assert_eq!(IntegralTuning::parse_all(None, None, None, Some("par")), d);
+    let t = IntegralTuning::parse_all(None, None, None, Some("par"));
+    assert_eq!(t.carries, IntegralCarries::Par);
+    assert_eq!(t.label(), "256x64/shfl/g256/par");
+    assert_eq!(
+        IntegralTuning::parse_all(None, None, None, Some("tiled")),
+        d
+    );
     assert_eq!(IntegralTuning::parse_all(None, None, None, Some("nope")), d);
     let t = IntegralTuning::parse(Some("256x32"), Some("strip"), Some("128"));
     assert_eq!(

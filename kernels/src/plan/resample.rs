@@ -7,7 +7,8 @@ use mvision_core::{Border, Error as CoreError};
 
 use super::{border_f32, border_u8, same_size, Arg, Img, Launch, Limits, PlanError, Planner};
 use crate::{
-    names, IntegralTuning, KernelSet, Tile, INTEGRAL_GROUP_MIN, INTEGRAL_SCAN_MAX, INTEGRAL_TILE_W,
+    names, IntegralCarries, IntegralTuning, KernelSet, Tile, INTEGRAL_GROUP_MIN, INTEGRAL_SCAN_MAX,
+    INTEGRAL_TILE_W,
 };
 
 /// A validated integral image: its launches, whose work-group size waits for the limit the
@@ -24,7 +25,8 @@ pub struct IntegralPlan<B> {
 }
 
 /// Device scratch of the tiled integral scan ([`IntegralPlan::tiled_scratch`]): the column sums
-/// of every tile row, and the row sums and left carries of every tile column, as `u32` for the
+/// of every tile row, the row sums and left carries of every tile column and the total of
+/// every tile, as `u32` for the
 /// table of pixels and `u64` for the table of squares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IntegralScratch {
@@ -74,12 +76,12 @@ impl<B: Copy> IntegralPlan<B> {
         )
     }
 
-    /// The scratch the tiled scan needs: `nty · w + 2 · ntx · h` elements of each type, `ntx ×
-    /// nty` being its tiles.
+    /// The scratch the tiled scan needs: `nty · w + 2 · ntx · h + ntx · nty` elements of each
+    /// type, `ntx × nty` being its tiles.
     pub fn tiled_scratch(&self) -> IntegralScratch {
         let (w, h) = self.size;
         let (ntx, nty) = self.tiles();
-        let elems = nty * w + 2 * ntx * h;
+        let elems = nty * w + 2 * ntx * h + ntx * nty;
         IntegralScratch {
             bytes_u32: 4 * elems,
             bytes_u64: if self.want_sq { 8 * elems } else { 0 },
@@ -92,7 +94,9 @@ impl<B: Copy> IntegralPlan<B> {
     /// the second one only with the squared table) and a [`IntegralPlan::tiled_group`], the
     /// tiled scan: `mv_integral_tile_sums_u8`, `mv_integral_tiles_u8` and, with the squared
     /// table, `mv_integral_tiles_sq_u8` with one work-group per tile, `mv_integral_carries`
-    /// (second) with one per 32 columns and one per tile column but the first. Otherwise the row pass (`mv_integral_rows_u8`: one work-group per source row,
+    /// (second) with one per 32 columns and one per tile outside the first tile column
+    /// ([`IntegralCarries::Tiled`], the default) or one per tile column but the first (the
+    /// other passes). Otherwise the row pass (`mv_integral_rows_u8`: one work-group per source row,
     /// scanning it in chunks of the group's width; with a known [`Limits::simd_width`], cut to
     /// the fewest whole SIMD groups covering the row) and the column pass (`mv_integral_cols`:
     /// one work-item per table column).
@@ -121,7 +125,11 @@ impl<B: Copy> IntegralPlan<B> {
                 args.extend(dims.iter().cloned());
                 args
             };
-            let carry_groups = w.div_ceil(INTEGRAL_GROUP_MIN) + ntx - 1;
+            let row_groups = match IntegralTuning::get().carries {
+                IntegralCarries::Tiled => (ntx - 1) * nty,
+                IntegralCarries::Par | IntegralCarries::Serial => ntx - 1,
+            };
+            let carry_groups = w.div_ceil(INTEGRAL_GROUP_MIN) + row_groups;
             let launch = |kernel, args, groups: usize| {
                 Launch::new(
                     set,

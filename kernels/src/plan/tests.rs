@@ -255,7 +255,7 @@ fn integral_runs_tiled_where_the_device_allows() {
         )
         .unwrap();
     assert_eq!(plan.tiled_group(usize::MAX), Some(256));
-    let elems = 34 * 3840 + 2 * 15 * 2160;
+    let elems = 34 * 3840 + 2 * 15 * 2160 + 15 * 34;
     assert_eq!(
         plan.tiled_scratch(),
         IntegralScratch {
@@ -272,7 +272,7 @@ fn integral_runs_tiled_where_the_device_allows() {
     assert_eq!(sums.args[2..4], [Arg::Buf(8), Arg::Buf(9)]);
     assert_eq!(
         (carries.kernel, carries.groups()),
-        (names::INTEGRAL_CARRIES, [3840 / 32 + 14, 1])
+        (names::INTEGRAL_CARRIES, [3840 / 32 + 14 * 34, 1])
     );
     assert_eq!(carries.args.len(), 5);
     assert_eq!(
@@ -298,7 +298,7 @@ fn integral_runs_tiled_where_the_device_allows() {
     // groups of 128 (four rows of lanes).
     let plan = p.integral_u8(img(1, 1, 1), img(2, 2, 2), None).unwrap();
     assert_eq!(plan.tiled_scratch().bytes_u64, 0);
-    assert_eq!(plan.tiled_scratch().bytes_u32, 4 * (1 + 2));
+    assert_eq!(plan.tiled_scratch().bytes_u32, 4 * (1 + 2 + 1));
     assert_eq!(plan.tiled_group(200), Some(128));
     let [_, carries, tiles] = launches(plan, 200, Some((8, None)));
     assert_eq!((carries.groups(), carries.local), ([1, 1], [128, 1]));
