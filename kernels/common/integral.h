@@ -737,14 +737,6 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
     } while (0)
 #endif
 
-/* Pass 3, strip variant: what the lanes of one tile row wait on before reusing their row of
- * local memory (only the warp, where shuffles are on; else the whole group). */
-#if MV_ISHFL
-#define MV_IROW_SYNC() MV_WARP_SYNC()
-#else
-#define MV_IROW_SYNC() MV_BARRIER()
-#endif
-
 /* Pass 3 for one table (T = mv_u32 for the sums of pixels, mv_u64 with SQ = 1 for the sums of
  * squares), run by the whole work-group of a pass-3 kernel over its tile: `band`, `carry`, `tot`
  * and `lefts` are that kernel's local arrays of T; `col` the scratch C of the tile's row of
@@ -811,112 +803,6 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
         }                                                                                     \
     } while (0)
 
-/* Pass 3, MVISION_INTEGRAL_VARIANT=strip (MV_ISTRIP): the same table, with the vertical scan in
- * registers. Row-lane ly (one warp) owns the strip of R = MV_ITILE_H / (n / 32) consecutive
- * rows from y0 + ly * R; each work-item owns its 8 columns of them. Phase A walks the strip:
- * row prefix in registers plus the lanes' exclusive scan, summed down the strip per column;
- * the strips' column totals meet in `band`, one work-item per column scans them (one barrier
- * each side). Phase B walks the strip again from that offset and stages each finished row in
- * its own row of `band`, from which the warp stores it coalesced (warp syncs only, where the
- * lanes combine by shuffles). */
-#define MV_INTEGRAL_STRIP_PASS(T, SQ, table, stride, col, left, band, tot)                    \
-    do {                                                                                      \
-        int r_n_ = MV_ITILE_H / rows;                                                         \
-        int ys_ = y0 + ly * r_n_;                                                             \
-        int at_ = ly * MV_IPITCH;                                                             \
-        T acc_[MV_IPX];                                                                       \
-        MV_UNROLL                                                                             \
-        for (int k_ = 0; k_ < MV_IPX; ++k_) {                                                 \
-            acc_[k_] = 0;                                                                     \
-        }                                                                                     \
-        mv_u32 p_[MV_IPX];                                                                    \
-        for (int r_ = 0; r_ < r_n_; ++r_) {                                                   \
-            int y_ = ys_ + r_;                                                                \
-            mv_integral_load8(src, src_stride, width, y_, x, y_ < y_end, p_);                 \
-            T v_[MV_IPX];                                                                     \
-            T run_ = 0;                                                                       \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
-                run_ += (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                                   \
-                if (y_ == y0 && x + k_ < width) {                                             \
-                    run_ += (col)[x + k_];                                                    \
-                }                                                                             \
-                v_[k_] = run_;                                                                \
-            }                                                                                 \
-            T l_;                                                                             \
-            MV_ILANE_EXCL(T, run_, l_, tot);                                                  \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
-                acc_[k_] += l_ + v_[k_];                                                      \
-            }                                                                                 \
-        }                                                                                     \
-        MV_UNROLL                                                                             \
-        for (int k_ = 0; k_ < MV_IPX; ++k_) {                                                 \
-            (band)[at_ + MV_IPAD(lx * MV_IPX + k_)] = acc_[k_];                               \
-        }                                                                                     \
-        MV_BARRIER();                                                                         \
-        for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                        \
-            T s_ = 0;                                                                         \
-            for (int b_ = 0; b_ < rows; ++b_) {                                               \
-                T t_ = (band)[b_ * MV_IPITCH + MV_IPAD(c_)];                                  \
-                (band)[b_ * MV_IPITCH + MV_IPAD(c_)] = s_;                                    \
-                s_ += t_;                                                                     \
-            }                                                                                 \
-        }                                                                                     \
-        MV_BARRIER();                                                                         \
-        MV_UNROLL                                                                             \
-        for (int k_ = 0; k_ < MV_IPX; ++k_) {                                                 \
-            acc_[k_] = (band)[at_ + MV_IPAD(lx * MV_IPX + k_)];                               \
-        }                                                                                     \
-        MV_IROW_SYNC(); /* everyone has its offset before the row is restaged */              \
-        for (int r_ = 0; r_ < r_n_; ++r_) {                                                   \
-            int y_ = ys_ + r_;                                                                \
-            int in_ = y_ < y_end;                                                             \
-            mv_integral_load8(src, src_stride, width, y_, x, in_, p_);                        \
-            T v_[MV_IPX];                                                                     \
-            T run_ = 0;                                                                       \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
-                run_ += (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                                   \
-                if (y_ == y0 && x + k_ < width) {                                             \
-                    run_ += (col)[x + k_];                                                    \
-                }                                                                             \
-                v_[k_] = run_;                                                                \
-            }                                                                                 \
-            T l_;                                                                             \
-            MV_ILANE_EXCL(T, run_, l_, tot);                                                  \
-            T e_ = tx > 0 && in_ ? (T)(left)[y_] : (T)0;                                      \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
-                acc_[k_] += l_ + v_[k_];                                                      \
-                (band)[at_ + MV_IPAD(lx * MV_IPX + k_)] = acc_[k_] + e_;                      \
-            }                                                                                 \
-            MV_IROW_SYNC();                                                                   \
-            if (in_) {                                                                        \
-                MV_GLOBAL T* out_ = (table) + (y_ + 1) * (stride) + x0 + 1;                   \
-                MV_UNROLL                                                                     \
-                for (int j_ = 0; j_ < MV_IPX; ++j_) {                                         \
-                    int c_ = lx + j_ * MV_ILANES;                                             \
-                    if (x0 + c_ < width) {                                                    \
-                        out_[c_] = (band)[at_ + MV_IPAD(c_)];                                 \
-                    }                                                                         \
-                }                                                                             \
-                if (tx == 0 && lx == 0) {                                                     \
-                    (table)[(y_ + 1) * (stride)] = 0;                                         \
-                }                                                                             \
-            }                                                                                 \
-            MV_IROW_SYNC(); /* the row is read before the next one is staged */               \
-        }                                                                                     \
-        if (ty == 0) { /* row 0 of the table above the tile, and its corner (0, 0) */         \
-            for (int c_ = lid; c_ < MV_ITILE_W && x0 + c_ < width; c_ += n) {                 \
-                (table)[x0 + c_ + 1] = 0;                                                     \
-            }                                                                                 \
-            if (tx == 0 && lid == 0) {                                                        \
-                (table)[0] = 0;                                                               \
-            }                                                                                 \
-        }                                                                                     \
-    } while (0)
-
 /* The work-group's tile, as pass 1 (group g: tx = g % ntx, ty = g / ntx); uniform exit for the
  * groups past the last tile. */
 #define MV_INTEGRAL_TILE_SETUP()                                                              \
@@ -947,18 +833,11 @@ MV_KERNEL mv_integral_tiles_u8(MV_GLOBAL const mv_u8* src, int src_stride, MV_GL
 {
     MV_LOCAL_ARRAY(mv_u32, band, MV_IBAND_MAX * MV_IPITCH);
     MV_LOCAL_ARRAY(mv_u32, tot, MV_ISHFL ? 1 : MV_IGROUP_MAX);
-#if !MV_ISTRIP
     MV_LOCAL_ARRAY(mv_u32, carry, MV_ITILE_W);
     MV_LOCAL_ARRAY(mv_u32, lefts, MV_ITILE_H);
-#endif
     MV_INTEGRAL_TILE_SETUP();
-#if MV_ISTRIP
-    MV_INTEGRAL_STRIP_PASS(mv_u32, 0, sum, sum_stride, scratch + ty * width, scratch + e_at,
-                           band, tot);
-#else
     MV_INTEGRAL_TILE_PASS(mv_u32, 0, sum, sum_stride, scratch + ty * width, scratch + e_at, band,
                           carry, tot, lefts);
-#endif
 }
 
 /* Pass 3, the table of squares (launched only with it). */
@@ -968,16 +847,9 @@ MV_KERNEL mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_stride,
 {
     MV_LOCAL_ARRAY(mv_u64, band, MV_IBAND_MAX * MV_IPITCH);
     MV_LOCAL_ARRAY(mv_u64, tot, MV_ISHFL ? 1 : MV_IGROUP_MAX);
-#if !MV_ISTRIP
     MV_LOCAL_ARRAY(mv_u64, carry, MV_ITILE_W);
     MV_LOCAL_ARRAY(mv_u64, lefts, MV_ITILE_H);
-#endif
     MV_INTEGRAL_TILE_SETUP();
-#if MV_ISTRIP
-    MV_INTEGRAL_STRIP_PASS(mv_u64, 1, sqsum, sqsum_stride, scratch64 + ty * width,
-                           scratch64 + e_at, band, tot);
-#else
     MV_INTEGRAL_TILE_PASS(mv_u64, 1, sqsum, sqsum_stride, scratch64 + ty * width,
                           scratch64 + e_at, band, carry, tot, lefts);
-#endif
 }

@@ -61,15 +61,12 @@ struct alignas(16) mv_f32x4 {
 #endif
 
 /* Warp shuffles (MV_HAS_SHFL 1): MV_SHFL_UP(v, d) is v of the lane d below in the same warp of
- * 32 (its own v in lanes < d), u32 or u64, all 32 lanes taking part; MV_WARP_SYNC() orders
- * the warp's local-memory accesses (a barrier of the warp only). The host compiler that
+ * 32 (its own v in lanes < d), u32 or u64, all 32 lanes taking part. The host compiler that
  * checks these sources gets the OpenCL prelude's stand-in. */
 #ifdef __CUDACC__
 #define MV_HAS_SHFL 1
 #define MV_SHFL_UP(v, d) __shfl_up_sync(0xffffffffu, (v), (d))
-#define MV_WARP_SYNC() __syncwarp()
 #else
 #define MV_HAS_SHFL 0
 #define MV_SHFL_UP(v, d) (v)
-#define MV_WARP_SYNC() MV_BARRIER()
 #endif

@@ -57,7 +57,6 @@ typedef float4 mv_f32x4;
 #define MV_UNROLL _Pragma("unroll")
 
 /* No warp shuffles in OpenCL C 1.2 (MV_HAS_SHFL 0): kernels take their local-memory path;
- * MV_SHFL_UP is a stand-in that they never call, MV_WARP_SYNC the whole group's barrier. */
+ * MV_SHFL_UP is a stand-in that they never call. */
 #define MV_HAS_SHFL 0
 #define MV_SHFL_UP(v, d) (v)
-#define MV_WARP_SYNC() MV_BARRIER()

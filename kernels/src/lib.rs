@@ -102,12 +102,10 @@ pub const INTEGRAL_TILE_H_MAX: usize = 128;
 /// ([`IntegralTuning::get`]); every setting gives bit-identical tables, only the speed differs.
 /// * `MVISION_INTEGRAL_TILE=256xH`: tile height `H` ∈ {8, 16, 32, 64, 128} (the width stays
 ///   [`INTEGRAL_TILE_W`]); default `256x64`.
-/// * `MVISION_INTEGRAL_VARIANT=local|shfl|strip|strip-local`: how the 32 lanes of a tile row
-///   combine their sums (pass 1's row sums, pass 3's row prefix): `local` scans in local
-///   memory between barriers; `shfl` (the default) with warp shuffles, no barrier, on CUDA
-///   (the OpenCL prelude has no shuffles: there it is `local`). `strip` and `strip-local`
-///   (shuffles or not) change pass 3: each row of 32 lanes scans a strip of consecutive tile
-///   rows down in registers, two barriers per tile (`kernels/common/integral.h`).
+/// * `MVISION_INTEGRAL_VARIANT=local|shfl`: how the 32 lanes of a tile row combine their sums
+///   (pass 1's row sums, pass 3's row prefix): `local` scans in local memory between barriers;
+///   `shfl` (the default) with warp shuffles, no barrier, on CUDA (the OpenCL prelude has no
+///   shuffles: there it is `local`).
 /// * `MVISION_INTEGRAL_GROUP=32|64|128|256`: the largest work-group of the tiled kernels
 ///   (default 256, [`INTEGRAL_GROUP_MAX`]).
 /// * `MVISION_INTEGRAL_CARRIES=tiled|par|serial`: pass 2 (`mv_integral_carries`,
@@ -120,8 +118,6 @@ pub struct IntegralTuning {
     pub tile_h: usize,
     /// Lane sums by warp shuffles where the backend has them (`MV_ISHFL_WANT`).
     pub shuffle: bool,
-    /// Pass 3 scans strips of rows in registers (`MV_ISTRIP`).
-    pub strip: bool,
     /// Largest work-group of the tiled kernels, at most [`INTEGRAL_GROUP_MAX`].
     pub group_max: usize,
     /// How pass 2 computes the carries from the left.
@@ -149,7 +145,6 @@ impl IntegralTuning {
     pub const DEFAULT: IntegralTuning = IntegralTuning {
         tile_h: INTEGRAL_TILE_H,
         shuffle: true,
-        strip: false,
         group_max: INTEGRAL_GROUP_MAX,
         carries: IntegralCarries::Tiled,
     };
@@ -178,10 +173,8 @@ impl IntegralTuning {
             }
         }
         match variant.map(str::trim) {
-            Some("local") => (t.shuffle, t.strip) = (false, false),
-            Some("shfl") => (t.shuffle, t.strip) = (true, false),
-            Some("strip") => (t.shuffle, t.strip) = (true, true),
-            Some("strip-local") => (t.shuffle, t.strip) = (false, true),
+            Some("local") => t.shuffle = false,
+            Some("shfl") => t.shuffle = true,
             _ => {}
         }
         if let Some(g) = group.and_then(|v| v.trim().parse::<usize>().ok()) {
@@ -216,12 +209,7 @@ impl IntegralTuning {
     /// `"256x64/shfl/g256"`, as benchmarks print it (`"/par"` or `"/serial"` appended with
     /// those carries passes).
     pub fn label(&self) -> String {
-        let variant = match (self.shuffle, self.strip) {
-            (true, false) => "shfl",
-            (false, false) => "local",
-            (true, true) => "strip",
-            (false, true) => "strip-local",
-        };
+        let variant = if self.shuffle { "shfl" } else { "local" };
         let carries = match self.carries {
             IntegralCarries::Tiled => "",
             IntegralCarries::Par => "/par",
@@ -471,7 +459,6 @@ pub fn constants() -> String {
     let tuning = IntegralTuning::get();
     let itile_h = tuning.tile_h;
     let ishfl = u8::from(tuning.shuffle);
-    let istrip = u8::from(tuning.strip);
     let icarry_par = u8::from(tuning.carries == IntegralCarries::Par);
     let icarry_tiled = u8::from(tuning.carries == IntegralCarries::Tiled);
     format!(
@@ -484,7 +471,6 @@ pub fn constants() -> String {
          #define MV_ITILE_W {INTEGRAL_TILE_W}\n\
          #define MV_ITILE_H {itile_h}\n\
          #define MV_ISHFL_WANT {ishfl}\n\
-         #define MV_ISTRIP {istrip}\n\
          #define MV_ICARRY_PAR {icarry_par}\n\
          #define MV_ICARRY_TILED {icarry_tiled}\n\
          #define MV_IGROUP_MAX {INTEGRAL_GROUP_MAX}\n\

@@ -112,14 +112,16 @@ fn integral_tuning_parses_its_variables() {
         d
     );
     assert_eq!(IntegralTuning::parse_all(None, None, None, Some("nope")), d);
-    let t = IntegralTuning::parse(Some("256x32"), Some("strip"), Some("128"));
-    assert_eq!(
-        (t.tile_h, t.shuffle, t.strip, t.group_max),
-        (32, true, true, 128)
-    );
-    assert_eq!(t.label(), "256x32/strip/g128");
+    let t = IntegralTuning::parse(Some("256x32"), Some("shfl"), Some("128"));
+    assert_eq!((t.tile_h, t.shuffle, t.group_max), (32, true, 128));
+    assert_eq!(t.label(), "256x32/shfl/g128");
     let t = IntegralTuning::parse(Some("16"), Some("local"), None);
-    assert_eq!((t.tile_h, t.shuffle, t.strip), (16, false, false));
+    assert_eq!((t.tile_h, t.shuffle), (16, false));
+    // The removed strip variant is an unknown value now: the default holds.
+    assert_eq!(
+        IntegralTuning::parse(None, Some("strip"), None),
+        IntegralTuning::DEFAULT
+    );
     // Out of range or unparsable: the default holds.
     for (tile, group) in [
         ("256x4", "16"),
