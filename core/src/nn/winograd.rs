@@ -213,7 +213,6 @@ pub(crate) fn conv(
     let (u, rest) = ws.split_at_mut(XI * p.u);
     let (v, rest) = rest.split_at_mut(XI * p.v);
     let (m, pack) = rest.split_at_mut(XI * p.m);
-    let (rm, no) = (Order::RowMajor, Transpose::No);
     for g in 0..s.groups {
         let wg = &weights[g * oc * c * 9..][..oc * c * 9];
         transform_input(s, d, g, input, c, p.v, v);
@@ -226,16 +225,38 @@ pub(crate) fn conv(
         for o0 in (0..oc).step_by(OC_BLOCK) {
             let ob = OC_BLOCK.min(oc - o0);
             transform_weights(&wg[o0 * c * 9..][..ob * c * 9], c, ob, p.u, u);
-            for xi in 0..XI {
-                let b = &u[xi * p.u..][..c * ob];
-                for (t0, tn) in tile_chunks(t) {
-                    let a = &v[xi * p.v + t0 * c..][..tn * c];
-                    let mx = &mut m[xi * p.m + t0 * oc + o0..][..(tn - 1) * oc + ob];
-                    sgemm(rm, no, no, tn, ob, c, 1.0, a, c, b, ob, 0.0, mx, oc, pack)?;
-                }
-            }
+            plane_products(&p, t, c, oc, v, u, p.u, o0, ob, m, pack)?;
         }
         transform_output(s, d, g, bias, m, oc, p.m, output);
+    }
+    Ok(())
+}
+
+/// The products of one group for output channels `o0 .. o0 + ob`: for every transform element
+/// ξ, `M[ξ]` (T × oc, those columns) = `V[ξ]` (T × c) · `U[ξ]` (c × ob, plane ξ of `u` at
+/// `ξ·u_stride`), in chunks of tiles ([`tile_chunks`]).
+#[allow(clippy::too_many_arguments)]
+fn plane_products(
+    p: &Planes,
+    t: usize,
+    c: usize,
+    oc: usize,
+    v: &[f32],
+    u: &[f32],
+    u_stride: usize,
+    o0: usize,
+    ob: usize,
+    m: &mut [f32],
+    pack: &mut [f32],
+) -> Result<()> {
+    let (rm, no) = (Order::RowMajor, Transpose::No);
+    for xi in 0..XI {
+        let b = &u[xi * u_stride..][..c * ob];
+        for (t0, tn) in tile_chunks(t) {
+            let a = &v[xi * p.v + t0 * c..][..tn * c];
+            let mx = &mut m[xi * p.m + t0 * oc + o0..][..(tn - 1) * oc + ob];
+            sgemm(rm, no, no, tn, ob, c, 1.0, a, c, b, ob, 0.0, mx, oc, pack)?;
+        }
     }
     Ok(())
 }
@@ -257,19 +278,11 @@ pub(crate) fn conv_prepared(
     let p = Planes::new(c, oc, t)?;
     let (v, rest) = ws.split_at_mut(XI * p.v);
     let (m, pack) = rest.split_at_mut(XI * p.m);
-    let (rm, no) = (Order::RowMajor, Transpose::No);
     for g in 0..s.groups {
         let ug = &prepared[g * XI * c * oc..][..XI * c * oc];
         transform_input(s, d, g, input, c, p.v, v);
         // The operand layout of `conv`, without its output-channel blocks.
-        for xi in 0..XI {
-            let b = &ug[xi * c * oc..][..c * oc];
-            for (t0, tn) in tile_chunks(t) {
-                let a = &v[xi * p.v + t0 * c..][..tn * c];
-                let mx = &mut m[xi * p.m + t0 * oc..][..tn * oc];
-                sgemm(rm, no, no, tn, oc, c, 1.0, a, c, b, oc, 0.0, mx, oc, pack)?;
-            }
-        }
+        plane_products(&p, t, c, oc, v, ug, c * oc, 0, oc, m, pack)?;
         transform_output(s, d, g, bias, m, oc, p.m, output);
     }
     Ok(())
