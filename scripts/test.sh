@@ -44,6 +44,9 @@ bash cmake/run-tests.sh "$root" "$root/build/cmake-test"
 step "Rust tests (header check included)"
 cargo test --workspace --locked
 
+step "GPU filters: the streaming kernels on every size (MVISION_FILTER_STREAM=on; default auto runs them on large images only)"
+MVISION_FILTER_STREAM=on cargo test -p mvision-runtime --locked --test backends -- filter::
+
 step "GEMM through the gemm crate (feature gemm-crate) and the explicit AVX+FMA micro-kernel"
 cargo clippy -p mvision-core --all-targets --features gemm-crate --locked -- -D warnings
 cargo test -p mvision-core --features gemm-crate --locked --test nn_gemm --test nn_conv --test nn_layers --test nn_plan

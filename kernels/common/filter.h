@@ -719,6 +719,358 @@ MV_KERNEL_TILED mv_sep_filter_f32_tiled(MV_GLOBAL const float* src, int src_stri
     mv_store_px_f32(dst + idx, idx, width - x, acc);
 }
 
+/* ---- Streaming filters (register windows, no local memory) ------------------------------- */
+
+/* Each work-item computes MV_SPX adjacent outputs in each of MV_STREAM_ROWS consecutive rows,
+ * for square separable kernels of size 3, 5 or 7 and dense 3 x 3 ones (the host launches these
+ * kernels only then). It reads
+ * the MV_STREAM_ROWS + K - 1 source rows its outputs need straight from global memory (through
+ * the cache), one row at a time -- inside the image with three aligned 4-pixel loads, at the
+ * border pixel by pixel through column indices mapped once -- and adds each row into the
+ * running sums of the K output rows that use it, kept in a ring of K register rows; an output
+ * row is finished and stored as soon as its last source row has been added. The row loop is
+ * unrolled K rows at a time (so ring slots are constants) and no more, which keeps the code
+ * small. No local memory, no barrier: the work-group shape only groups work-items. Summation
+ * order per output is the CPU's (dense: kernel row-major; separable: horizontal then vertical,
+ * each from 0 in tap order), so integer results are exact and float ones identical. */
+
+#ifndef MV_STREAM_ROWS
+#define MV_STREAM_ROWS 4
+#endif
+#define MV_SPX 4
+/* Pixels of a window row, at most (radius 3). */
+#define MV_SWIN (MV_SPX + 6)
+
+/* The columns a work-item at x (a multiple of 4) reads for a kernel of radius r <= 3: cols[i]
+ * = border-mapped x - r + i, -1 for the constant border; returns whether the 12 pixels
+ * x - 4 .. x + 7 are inside and each row of them can be read with three aligned 4-pixel loads
+ * (u8: 4-byte words, `align` 4; f32: 16-byte vectors, `align` 16), cols[] being unused then. */
+MV_INLINE int mv_scols(MV_GLOBAL const void* src, int stride, int w, int x, int r, int mode,
+                       int align, int* cols)
+{
+    if (x >= 4 && x + 8 <= w && (stride & 3) == 0 && ((mv_u64)src & (mv_u64)(align - 1)) == 0) {
+        return 1;
+    }
+    MV_UNROLL for (int i = 0; i < MV_SWIN; ++i)
+    {
+        cols[i] = i < MV_SPX + 2 * r ? mv_border_index(x - r + i, w, mode) : 0;
+    }
+    return 0;
+}
+
+/* mv_swin_<T>(src, stride, h, x, yy, r, fast, cols, mode, value, win): win[0 .. MV_SPX + 2r) =
+ * the pixels x - r .. x + MV_SPX - 1 + r of source row yy (border applied on both axes; fast
+ * and cols from mv_scols; r a constant after inlining). */
+#define MV_DEFINE_SWIN(SUFFIX, PIX, ACC, LOAD12)                                                 \
+    MV_INLINE void mv_swin_##SUFFIX(MV_GLOBAL const PIX* src, int stride, int h, int x, int yy,  \
+                                    int r, int fast, const int* cols, int mode, ACC value,       \
+                                    ACC* win)                                                    \
+    {                                                                                            \
+        int sy = (yy >= 0 && yy < h) ? yy : mv_border_index(yy, h, mode);                       \
+        MV_GLOBAL const PIX* row = src + (sy < 0 ? 0 : sy) * stride;                             \
+        if (fast && sy >= 0) {                                                                   \
+            ACC q[12];                                                                           \
+            LOAD12(row + x - 4, q)                                                               \
+            MV_UNROLL for (int i = 0; i < MV_SPX + 2 * r; ++i)                                   \
+            {                                                                                    \
+                win[i] = q[4 - r + i];                                                           \
+            }                                                                                    \
+        } else {                                                                                 \
+            MV_UNROLL for (int i = 0; i < MV_SPX + 2 * r; ++i)                                   \
+            {                                                                                    \
+                int sx = fast ? x - r + i : cols[i];                                             \
+                win[i] = (sy < 0 || sx < 0) ? value : (ACC)row[sx];                              \
+            }                                                                                    \
+        }                                                                                        \
+    }
+#define MV_LOAD12_U8(p, q)                                                 \
+    {                                                                      \
+        MV_GLOBAL const mv_u32* w_ = (MV_GLOBAL const mv_u32*)(p);         \
+        MV_UNROLL for (int v_ = 0; v_ < 3; ++v_)                           \
+        {                                                                  \
+            mv_u32 t_ = w_[v_];                                            \
+            q[4 * v_ + 0] = (mv_i32)MV_BYTE(t_, 0);                        \
+            q[4 * v_ + 1] = (mv_i32)MV_BYTE(t_, 1);                        \
+            q[4 * v_ + 2] = (mv_i32)MV_BYTE(t_, 2);                        \
+            q[4 * v_ + 3] = (mv_i32)MV_BYTE(t_, 3);                        \
+        }                                                                  \
+    }
+#define MV_LOAD12_F32(p, q)                                                \
+    {                                                                      \
+        MV_GLOBAL const mv_f32x4* w_ = (MV_GLOBAL const mv_f32x4*)(p);     \
+        MV_UNROLL for (int v_ = 0; v_ < 3; ++v_)                           \
+        {                                                                  \
+            mv_f32x4 t_ = w_[v_];                                          \
+            q[4 * v_ + 0] = t_.x;                                          \
+            q[4 * v_ + 1] = t_.y;                                          \
+            q[4 * v_ + 2] = t_.z;                                          \
+            q[4 * v_ + 3] = t_.w;                                          \
+        }                                                                  \
+    }
+MV_DEFINE_SWIN(u8, mv_u8, mv_i32, MV_LOAD12_U8)
+MV_DEFINE_SWIN(f32, float, float, MV_LOAD12_F32)
+
+/* The MV_SPX outputs o[] of one row at d (element index idx of its image), those below `left`:
+ * one aligned wide store when all are inside and idx allows it. */
+MV_INLINE void mv_sstore_u8(MV_GLOBAL mv_u8* d, int idx, int left, const mv_u32* o)
+{
+    if (left >= MV_SPX && (idx & 3) == 0) {
+        *(MV_GLOBAL mv_u32*)d = MV_PACK4(o[0], o[1], o[2], o[3]);
+    } else {
+        MV_UNROLL for (int j = 0; j < MV_SPX; ++j)
+        {
+            if (j < left) {
+                d[j] = (mv_u8)o[j];
+            }
+        }
+    }
+}
+
+MV_INLINE void mv_sstore_f32(MV_GLOBAL float* d, int idx, int left, const float* o)
+{
+    if (left >= MV_SPX && (idx & 3) == 0) {
+        mv_f32x4 v;
+        v.x = o[0];
+        v.y = o[1];
+        v.z = o[2];
+        v.w = o[3];
+        *(MV_GLOBAL mv_f32x4*)d = v;
+    } else {
+        MV_UNROLL for (int j = 0; j < MV_SPX; ++j)
+        {
+            if (j < left) {
+                d[j] = o[j];
+            }
+        }
+    }
+}
+
+/* The ring slot of output row o when input row i = base + u (base a multiple of K) arrives and
+ * o = i - t: (u - t) mod K, a constant inside the unrolled loop. */
+#define MV_SLOT(u, t, K) (((u) - (t) + (K)) % (K))
+
+/* The arguments every streaming work-item function takes after its own. */
+#define MV_SARGS                                                                             \
+    MV_GLOBAL const PIX *src, int ss, MV_GLOBAL PIX *dst, int ds, int w, int h, int x, int y0, \
+        int fast, const int *cols, int mode, ACC value
+
+/* The row loop of a streaming work-item: ROW adds window row i (ring position u = i mod K) into
+ * the sums, DONE finishes the output row whose last source row i is, from ring slot
+ * MV_SLOT(u, K - 1, K), into o_[]. A work-item whose source rows and columns are all inside
+ * runs it fully unrolled with unconditional aligned loads (no border, no bounds: every load can
+ * be issued early); the others run it K rows at a time with the border applied. */
+#define MV_LOAD12_u8 MV_LOAD12_U8
+#define MV_LOAD12_f32 MV_LOAD12_F32
+#define MV_STREAM_LOOP(SUFFIX, K, OUT, ROW, DONE)                                           \
+    if (fast && y0 - K / 2 >= 0 && y0 + MV_STREAM_ROWS + K / 2 <= h) {                      \
+        MV_GLOBAL const PIX* p_ = src + (y0 - K / 2) * ss + x - 4;                          \
+        MV_UNROLL for (int i = 0; i < MV_STREAM_ROWS + K - 1; ++i)                          \
+        {                                                                                   \
+            int u = i % K;                                                                  \
+            ACC win[MV_SPX + K - 1];                                                        \
+            {                                                                               \
+                ACC q[12];                                                                  \
+                MV_LOAD12_##SUFFIX(p_ + i * ss, q)                                          \
+                MV_UNROLL for (int n = 0; n < MV_SPX + K - 1; ++n)                          \
+                {                                                                           \
+                    win[n] = q[4 - K / 2 + n];                                              \
+                }                                                                           \
+            }                                                                               \
+            ROW                                                                             \
+            if (i >= K - 1) {                                                               \
+                OUT o_[MV_SPX];                                                             \
+                DONE                                                                        \
+                int idx = (y0 + i - (K - 1)) * ds + x;                                      \
+                mv_sstore_##SUFFIX(dst + idx, idx, MV_SPX, o_);                             \
+            }                                                                               \
+        }                                                                                   \
+    } else {                                                                                \
+        MV_NO_UNROLL for (int base = 0; base < MV_STREAM_ROWS + K - 1; base += K)           \
+        {                                                                                   \
+            MV_UNROLL for (int u = 0; u < K; ++u)                                           \
+            {                                                                               \
+                int i = base + u;                                                           \
+                if (i < MV_STREAM_ROWS + K - 1) {                                           \
+                    ACC win[MV_SPX + K - 1];                                                \
+                    mv_swin_##SUFFIX(src, ss, h, x, y0 - K / 2 + i, K / 2, fast, cols,      \
+                                     mode, value, win);                                     \
+                    ROW                                                                     \
+                    if (i >= K - 1 && y0 + i - (K - 1) < h) {                               \
+                        OUT o_[MV_SPX];                                                     \
+                        DONE                                                                \
+                        int idx = (y0 + i - (K - 1)) * ds + x;                              \
+                        mv_sstore_##SUFFIX(dst + idx, idx, w - x, o_);                      \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+/* mv_sdense_u8_k<K>: the dense fixed-point K x K filter of work-item (x, y0). */
+#define PIX mv_u8
+#define ACC mv_i32
+#define MV_DEFINE_SDENSE_U8(K)                                                                \
+    MV_INLINE void mv_sdense_u8_k##K(MV_CONSTANT mv_i32* c, int shift, MV_SARGS)              \
+    {                                                                                         \
+        mv_i32 ck[K * K];                                                                     \
+        MV_UNROLL for (int t = 0; t < K * K; ++t)                                             \
+        {                                                                                     \
+            ck[t] = c[t];                                                                     \
+        }                                                                                     \
+        mv_i32 acc[K][MV_SPX];                                                                \
+        MV_STREAM_LOOP(                                                                       \
+            u8, K, mv_u32,                                                                    \
+            MV_UNROLL for (int ty = 0; ty < K; ++ty) {                                        \
+                if (i - ty >= 0 && i - ty < MV_STREAM_ROWS) {                                 \
+                    MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                \
+                    {                                                                         \
+                        mv_i32 s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                   \
+                        MV_UNROLL for (int tx = 0; tx < K; ++tx)                              \
+                        {                                                                     \
+                            s = s + ck[ty * K + tx] * win[j + tx];                            \
+                        }                                                                     \
+                        acc[MV_SLOT(u, ty, K)][j] = s;                                        \
+                    }                                                                         \
+                }                                                                             \
+            },                                                                                \
+            MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                      \
+                o_[j] = mv_round_shift_sat_u32(acc[MV_SLOT(u, K - 1, K)][j], shift);          \
+            })                                                                                \
+    }
+MV_DEFINE_SDENSE_U8(3)
+#undef PIX
+#undef ACC
+
+/* mv_ssep_<T>_k<K>: the separable K x K filter of work-item (x, y0); FINISH makes an output
+ * from its sum `a`. */
+#define MV_DEFINE_SSEP(SUFFIX, OUT, K, FINISH_ARGS, FINISH)                                   \
+    MV_INLINE void mv_ssep_##SUFFIX##_k##K(MV_CONSTANT ACC* kx, MV_CONSTANT ACC* ky,          \
+                                           FINISH_ARGS, MV_SARGS)                             \
+    {                                                                                         \
+        ACC cx[K];                                                                            \
+        ACC cy[K];                                                                            \
+        MV_UNROLL for (int t = 0; t < K; ++t)                                                 \
+        {                                                                                     \
+            cx[t] = kx[t];                                                                    \
+            cy[t] = ky[t];                                                                    \
+        }                                                                                     \
+        ACC acc[K][MV_SPX];                                                                   \
+        MV_STREAM_LOOP(                                                                       \
+            SUFFIX, K, OUT, ACC hs[MV_SPX];                                                   \
+            MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                      \
+                ACC s = 0;                                                                    \
+                MV_UNROLL for (int tx = 0; tx < K; ++tx)                                      \
+                {                                                                             \
+                    s = s + cx[tx] * win[j + tx];                                             \
+                }                                                                             \
+                hs[j] = s;                                                                    \
+            } MV_UNROLL for (int ty = 0; ty < K; ++ty) {                                      \
+                if (i - ty >= 0 && i - ty < MV_STREAM_ROWS) {                                 \
+                    MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                \
+                    {                                                                         \
+                        ACC s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                      \
+                        acc[MV_SLOT(u, ty, K)][j] = s + cy[ty] * hs[j];                       \
+                    }                                                                         \
+                }                                                                             \
+            },                                                                                \
+            MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                      \
+                ACC a = acc[MV_SLOT(u, K - 1, K)][j];                                         \
+                o_[j] = FINISH;                                                               \
+            })                                                                                \
+    }
+#define PIX mv_u8
+#define ACC mv_i32
+#define MV_SSEP_U8_ARGS int shift, int finish, int area
+#define MV_SSEP_U8_FINISH (finish == 1 ? mv_box_mean(a, area) : mv_round_shift_sat_u32(a, shift))
+MV_DEFINE_SSEP(u8, mv_u32, 3, MV_SSEP_U8_ARGS, MV_SSEP_U8_FINISH)
+MV_DEFINE_SSEP(u8, mv_u32, 5, MV_SSEP_U8_ARGS, MV_SSEP_U8_FINISH)
+MV_DEFINE_SSEP(u8, mv_u32, 7, MV_SSEP_U8_ARGS, MV_SSEP_U8_FINISH)
+#undef PIX
+#undef ACC
+#define PIX float
+#define ACC float
+MV_DEFINE_SSEP(f32, float, 3, float scale, a * scale)
+MV_DEFINE_SSEP(f32, float, 5, float scale, a * scale)
+MV_DEFINE_SSEP(f32, float, 7, float scale, a * scale)
+#undef PIX
+#undef ACC
+
+/* The streaming kernels take the tiled kernels' arguments; ksize is 3, kx_len == ky_len 3, 5 or 7
+ * (anything else writes nothing). One work-item per MV_SPX x MV_STREAM_ROWS outputs; on CUDA
+ * capped at 64 registers (MV_KERNEL_LEAN): with more, too few work-items fit an SM to hide the
+ * loads' latency (measured on the H200). */
+MV_KERNEL_LEAN mv_filter2d_u8_stream(MV_GLOBAL const mv_u8* src, int src_stride, MV_GLOBAL mv_u8* dst,
+                                int dst_stride, int width, int height,
+                                MV_CONSTANT mv_i32* coeffs, int ksize, int shift,
+                                int border_mode, int border_value)
+{
+    int x = MV_GID_X * MV_SPX;
+    int y0 = MV_GID_Y * MV_STREAM_ROWS;
+    if (x >= width || y0 >= height) {
+        return;
+    }
+    int cols[MV_SWIN];
+    int fast = mv_scols(src, src_stride, width, x, ksize / 2, border_mode, 4, cols);
+#define MV_SCALL(K)                                                                             \
+    mv_sdense_u8_k##K(coeffs, shift, src, src_stride, dst, dst_stride, width, height, x, y0, \
+                      fast, cols, border_mode, border_value)
+    if (ksize == 3) {
+        MV_SCALL(3);
+    }
+#undef MV_SCALL
+}
+
+MV_KERNEL_LEAN mv_sep_filter_u8_stream(MV_GLOBAL const mv_u8* src, int src_stride,
+                                  MV_GLOBAL mv_u8* dst, int dst_stride, int width, int height,
+                                  MV_CONSTANT mv_i32* kx, int kx_len, MV_CONSTANT mv_i32* ky,
+                                  int ky_len, int shift, int finish, int area, int border_mode,
+                                  int border_value)
+{
+    int x = MV_GID_X * MV_SPX;
+    int y0 = MV_GID_Y * MV_STREAM_ROWS;
+    if (x >= width || y0 >= height || kx_len != ky_len) {
+        return;
+    }
+    int cols[MV_SWIN];
+    int fast = mv_scols(src, src_stride, width, x, kx_len / 2, border_mode, 4, cols);
+#define MV_SCALL(K)                                                                          \
+    mv_ssep_u8_k##K(kx, ky, shift, finish, area, src, src_stride, dst, dst_stride, width,  \
+                    height, x, y0, fast, cols, border_mode, border_value)
+    if (kx_len == 3) {
+        MV_SCALL(3);
+    } else if (kx_len == 5) {
+        MV_SCALL(5);
+    } else if (kx_len == 7) {
+        MV_SCALL(7);
+    }
+#undef MV_SCALL
+}
+
+MV_KERNEL_LEAN mv_sep_filter_f32_stream(MV_GLOBAL const float* src, int src_stride,
+                                   MV_GLOBAL float* dst, int dst_stride, int width, int height,
+                                   MV_CONSTANT float* kx, int kx_len, MV_CONSTANT float* ky,
+                                   int ky_len, float scale, int border_mode, float border_value)
+{
+    int x = MV_GID_X * MV_SPX;
+    int y0 = MV_GID_Y * MV_STREAM_ROWS;
+    if (x >= width || y0 >= height || kx_len != ky_len) {
+        return;
+    }
+    int cols[MV_SWIN];
+    int fast = mv_scols(src, src_stride, width, x, kx_len / 2, border_mode, 16, cols);
+#define MV_SCALL(K)                                                                             \
+    mv_ssep_f32_k##K(kx, ky, scale, src, src_stride, dst, dst_stride, width, height, x, y0, \
+                     fast, cols, border_mode, border_value)
+    if (kx_len == 3) {
+        MV_SCALL(3);
+    } else if (kx_len == 5) {
+        MV_SCALL(5);
+    } else if (kx_len == 7) {
+        MV_SCALL(7);
+    }
+#undef MV_SCALL
+}
+
 /* ---- Sobel 3 x 3 (both derivatives in one pass over a 1-pixel halo) --------------------- */
 
 MV_KERNEL_TILED mv_sobel_u8(MV_GLOBAL const mv_u8* src, int src_stride, MV_GLOBAL mv_i16* dx,

@@ -11,6 +11,12 @@
 #define MV_KERNEL extern "C" __global__ void
 /* A kernel whose block is exactly MV_TILE_W x MV_TILE_H (it sizes its shared arrays so). */
 #define MV_KERNEL_TILED extern "C" __global__ void __launch_bounds__(MV_TILE_W * MV_TILE_H)
+/* A kernel of no fixed work-group shape that asks for at most 64 registers per thread (so that
+ * 2048 threads fit an SM) when run in work-groups of the tile's size. */
+#define MV_KERNEL_LEAN                                                         \
+    extern "C" __global__ void __launch_bounds__(                            \
+        MV_TILE_W * MV_TILE_H,                                               \
+        (1024 / (MV_TILE_W * MV_TILE_H) > 0 ? 1024 / (MV_TILE_W * MV_TILE_H) : 1))
 #define MV_GLOBAL
 #define MV_CONSTANT const
 #define MV_LOCAL
@@ -52,12 +58,15 @@ struct alignas(16) mv_f32x4 {
 #define MV_PACK4(a, b, c, d) \
     ((mv_u32)(a) | ((mv_u32)(b) << 8) | ((mv_u32)(c) << 16) | ((mv_u32)(d) << 24))
 
-/* Asks for a loop with a constant trip count to be unrolled completely (only NVRTC is asked:
- * the host compiler that checks these sources would warn about the pragma). */
+/* Asks for a loop with a constant trip count to be unrolled completely (MV_UNROLL), or for a
+ * loop to stay a loop (MV_NO_UNROLL: code size); only NVRTC is asked: the host compiler that
+ * checks these sources would warn about the pragma. */
 #ifdef __CUDACC__
 #define MV_UNROLL _Pragma("unroll")
+#define MV_NO_UNROLL _Pragma("unroll 1")
 #else
 #define MV_UNROLL
+#define MV_NO_UNROLL
 #endif
 
 /* Warp shuffles (MV_HAS_SHFL 1): MV_SHFL_UP(v, d) is v of the lane d below in the same warp of

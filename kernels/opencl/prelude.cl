@@ -10,6 +10,8 @@
 /* A kernel whose work-group is exactly MV_TILE_W x MV_TILE_H (it sizes its local arrays so). */
 #define MV_KERNEL_TILED \
     __kernel __attribute__((reqd_work_group_size(MV_TILE_W, MV_TILE_H, 1))) void
+/* (CUDA: a register cap; OpenCL C has no such attribute.) */
+#define MV_KERNEL_LEAN __kernel void
 #define MV_GLOBAL __global
 #define MV_CONSTANT __constant
 #define MV_LOCAL __local
@@ -55,6 +57,8 @@ typedef float4 mv_f32x4;
 
 /* Asks for a loop with a constant trip count to be unrolled completely. */
 #define MV_UNROLL _Pragma("unroll")
+/* Asks for a loop to stay a loop (code size: the streaming filters' border path). */
+#define MV_NO_UNROLL _Pragma("unroll 1")
 
 /* No warp shuffles in OpenCL C 1.2 (MV_HAS_SHFL 0): kernels take their local-memory path;
  * MV_SHFL_UP is a stand-in that they never call. */

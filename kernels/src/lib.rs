@@ -222,6 +222,117 @@ impl IntegralTuning {
     }
 }
 
+/// Output rows each work-item of the streaming filters computes by default
+/// (`MV_STREAM_ROWS`, [`FilterTuning`]).
+pub const STREAM_ROWS: usize = 4;
+
+/// Output columns each work-item of the streaming filters computes (`MV_SPX` in
+/// `kernels/common/filter.h`).
+pub const STREAM_PX: usize = 4;
+
+/// Fewest work-items for which [`StreamMode::Auto`] runs a separable filter's streaming kernel:
+/// about the threads an H100/H200 holds at once (132 SMs × 2048). Below it the streaming
+/// kernel leaves the device partly idle and the halo tiles were faster on the H200 (5 × 5 and
+/// 7 × 7 taps at 640 × 480 and 1920 × 1080; BENCHMARKS.md); above it (3840 × 2160) the
+/// streaming kernel was 1.1–1.5× faster.
+pub const STREAM_MIN_ITEMS: usize = 1 << 18;
+
+/// When the streaming filter kernels run (`MVISION_FILTER_STREAM`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StreamMode {
+    /// `off`: the local-memory halo tiles of seed 002 everywhere.
+    Off,
+    /// `auto` (the default): the dense 3 × 3 `u8` filter always; separable filters of 3, 5 or 7
+    /// square taps when the launch has at least [`STREAM_MIN_ITEMS`] work-items.
+    Auto,
+    /// `on`: wherever a streaming kernel exists (dense 3 × 3 `u8`; separable 3, 5, 7 square).
+    On,
+}
+
+/// Run-time choice of the filter kernels, read once per process from the environment
+/// ([`FilterTuning::get`]); every setting gives bit-identical images, only the speed differs.
+/// * `MVISION_FILTER_STREAM=off|auto|on` ([`StreamMode`]): whether the tiled variant of the
+///   separable filters (box and Gaussian blurs included) and of the 3 × 3 `u8` dense filter runs
+///   the streaming kernels (register windows read straight from global memory, no local memory)
+///   or the halo tiles. Default `auto`.
+/// * `MVISION_FILTER_STREAM_ROWS=N`, `N` ∈ {2, 4, 8, 16, 32}: output rows per work-item of the
+///   streaming kernels (`MV_STREAM_ROWS`); default [`STREAM_ROWS`] (the fastest of 2 … 32 on
+///   the H200, CUDA and OpenCL).
+///
+/// Unparsable values are ignored (the default holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FilterTuning {
+    /// When the streaming kernels run.
+    pub stream: StreamMode,
+    /// Output rows per work-item of the streaming kernels (`MV_STREAM_ROWS`).
+    pub stream_rows: usize,
+}
+
+impl FilterTuning {
+    /// [`StreamMode::Auto`], [`STREAM_ROWS`] rows per work-item.
+    pub const DEFAULT: FilterTuning = FilterTuning {
+        stream: StreamMode::Auto,
+        stream_rows: STREAM_ROWS,
+    };
+
+    /// The tuning of `MVISION_FILTER_STREAM`'s and `MVISION_FILTER_STREAM_ROWS`'s values
+    /// (`None` where unset).
+    pub fn parse(stream: Option<&str>, rows: Option<&str>) -> Self {
+        let mut t = Self::DEFAULT;
+        match stream.map(str::trim) {
+            Some("off") => t.stream = StreamMode::Off,
+            Some("auto") => t.stream = StreamMode::Auto,
+            Some("on") => t.stream = StreamMode::On,
+            _ => {}
+        }
+        if let Some(n) = rows.and_then(|v| v.trim().parse::<usize>().ok()) {
+            if matches!(n, 2 | 4 | 8 | 16 | 32) {
+                t.stream_rows = n;
+            }
+        }
+        t
+    }
+
+    /// The process's tuning, read on the first call.
+    pub fn get() -> Self {
+        static TUNING: std::sync::OnceLock<FilterTuning> = std::sync::OnceLock::new();
+        *TUNING.get_or_init(|| {
+            let var = |k| std::env::var(k).ok();
+            Self::parse(
+                var("MVISION_FILTER_STREAM").as_deref(),
+                var("MVISION_FILTER_STREAM_ROWS").as_deref(),
+            )
+        })
+    }
+
+    /// `"auto/4"`, `"on/4"` or `"off"`, as benchmarks print it.
+    pub fn label(&self) -> String {
+        match self.stream {
+            StreamMode::Off => "off".to_owned(),
+            StreamMode::Auto => format!("auto/{}", self.stream_rows),
+            StreamMode::On => format!("on/{}", self.stream_rows),
+        }
+    }
+
+    /// Whether a separable filter of `k × k` taps over a `width × height` image runs the
+    /// streaming kernel.
+    pub fn streams_separable(&self, k: usize, width: usize, height: usize) -> bool {
+        let items = width.div_ceil(STREAM_PX) * height.div_ceil(self.stream_rows);
+        matches!(k, 3 | 5 | 7)
+            && match self.stream {
+                StreamMode::Off => false,
+                StreamMode::Auto => items >= STREAM_MIN_ITEMS,
+                StreamMode::On => true,
+            }
+    }
+
+    /// Whether a dense `u8` filter of `k × k` taps runs the streaming kernel (3 × 3 only: it
+    /// was faster at every size measured, while at 7 × 7 the halo tile was).
+    pub fn streams_dense(&self, k: usize) -> bool {
+        self.stream != StreamMode::Off && k == 3
+    }
+}
+
 /// Largest work-group of the tiled integral kernels (`MV_IGROUP_MAX`): it sizes their local
 /// arrays. They run with 32, 64, 128 or 256 work-items (32 lanes × 1 to 8 rows).
 pub const INTEGRAL_GROUP_MAX: usize = 256;
@@ -250,6 +361,12 @@ pub mod names {
     pub const FILTER2D_F32_NAIVE: &str = "mv_filter2d_f32_naive";
     /// Dense float filter, halo tile in local memory.
     pub const FILTER2D_F32_TILED: &str = "mv_filter2d_f32_tiled";
+    /// Dense fixed-point 3 × 3 filter, streaming (register windows).
+    pub const FILTER2D_U8_STREAM: &str = "mv_filter2d_u8_stream";
+    /// Separable fixed-point filter, square 3, 5 or 7 taps, streaming (register windows).
+    pub const SEP_FILTER_U8_STREAM: &str = "mv_sep_filter_u8_stream";
+    /// Separable float filter, square 3, 5 or 7 taps, streaming (register windows).
+    pub const SEP_FILTER_F32_STREAM: &str = "mv_sep_filter_f32_stream";
     /// Separable fixed-point filter (also box and Gaussian blur).
     pub const SEP_FILTER_U8_TILED: &str = "mv_sep_filter_u8_tiled";
     /// Separable float filter (also box and Gaussian blur).
@@ -324,6 +441,9 @@ impl KernelSet {
                 FILTER2D_F32_TILED,
                 SEP_FILTER_U8_TILED,
                 SEP_FILTER_F32_TILED,
+                FILTER2D_U8_STREAM,
+                SEP_FILTER_U8_STREAM,
+                SEP_FILTER_F32_STREAM,
                 SOBEL_U8,
                 SOBEL_F32,
             ],
@@ -461,6 +581,7 @@ pub fn constants() -> String {
     let ishfl = u8::from(tuning.shuffle);
     let icarry_par = u8::from(tuning.carries == IntegralCarries::Par);
     let icarry_tiled = u8::from(tuning.carries == IntegralCarries::Tiled);
+    let stream_rows = FilterTuning::get().stream_rows;
     format!(
         "#define MV_MAX_KSIZE {MAX_KERNEL_SIZE}\n\
          #define MV_RESIZE_FRAC_BITS {RESIZE_FRAC_BITS}\n\
@@ -475,7 +596,8 @@ pub fn constants() -> String {
          #define MV_ICARRY_TILED {icarry_tiled}\n\
          #define MV_IGROUP_MAX {INTEGRAL_GROUP_MAX}\n\
          #define MV_PX_U8 {PX_U8}\n\
-         #define MV_PX_F32 {PX_F32}\n"
+         #define MV_PX_F32 {PX_F32}\n\
+         #define MV_STREAM_ROWS {stream_rows}\n"
     )
 }
 

@@ -11,7 +11,7 @@ use super::{
     border_f32, border_u8, same_size, table_f32, table_i32, Arg, Img, Launch, PlanError, Planner,
     Variant,
 };
-use crate::{names, KernelSet, DENSE_ROWS, PX_F32, PX_U8};
+use crate::{names, FilterTuning, KernelSet, DENSE_ROWS, PX_F32, PX_U8, STREAM_PX};
 
 const ONES_I32: [i32; MAX_KERNEL_SIZE] = [1; MAX_KERNEL_SIZE];
 const ONES_F32: [f32; MAX_KERNEL_SIZE] = [1.0; MAX_KERNEL_SIZE];
@@ -31,6 +31,8 @@ fn check_box(ksize: usize) -> Result<(), CoreError> {
 struct Dense<B> {
     /// `[naive, tiled]` kernel names.
     names: [&'static str; 2],
+    /// The streaming kernel, where one exists (`u8`).
+    stream: Option<&'static str>,
     coeffs: Arg<B>,
     ksize: usize,
     /// `Some(shift)` for the fixed-point kernel (the float kernel has no shift argument).
@@ -42,7 +44,8 @@ struct Dense<B> {
 
 /// The parts of a separable filter that differ between `u8` and `f32`.
 struct Separable<B> {
-    name: &'static str,
+    /// `[tiled, streaming]` kernel names.
+    names: [&'static str; 2],
     kx: (Arg<B>, usize),
     ky: (Arg<B>, usize),
     /// What follows `ky_len`: `shift, finish, area` (`u8`) or `scale` (`f32`).
@@ -69,6 +72,7 @@ impl Planner {
     ) -> Result<Launch<B>, PlanError> {
         let dense = Dense {
             names: [names::FILTER2D_U8_NAIVE, names::FILTER2D_U8_TILED],
+            stream: Some(names::FILTER2D_U8_STREAM),
             coeffs: table_i32(kernel.coeffs()),
             ksize: kernel.size(),
             shift: Some(kernel.shift()),
@@ -91,6 +95,7 @@ impl Planner {
     ) -> Result<Launch<B>, PlanError> {
         let dense = Dense {
             names: [names::FILTER2D_F32_NAIVE, names::FILTER2D_F32_TILED],
+            stream: None,
             coeffs: table_f32(kernel.coeffs()),
             ksize: kernel.size(),
             shift: None,
@@ -110,7 +115,12 @@ impl Planner {
         self.owns_all([&src, &dst])?;
         same_size(src.size(), dst.size())?;
         let tile = self.variant_tile(variant)?;
-        let name = dense.names[usize::from(variant != Variant::Naive)];
+        let tuning = FilterTuning::get();
+        // The streaming kernel replaces the halo tile where it exists and the tuning allows.
+        let stream = dense
+            .stream
+            .filter(|_| variant != Variant::Naive && tuning.streams_dense(dense.ksize));
+        let name = stream.unwrap_or(dense.names[usize::from(variant != Variant::Naive)]);
         let mut args = Vec::with_capacity(11);
         args.extend(src.data());
         args.extend(dst.data());
@@ -121,9 +131,12 @@ impl Planner {
             args.push(Arg::I32(shift as i32));
         }
         args.extend(dense.border);
-        // The tiled kernel computes `px` outputs per work-item along x, in DENSE_ROWS rows.
+        // The tiled kernel computes `px` outputs per work-item along x, in DENSE_ROWS rows; the
+        // streaming one STREAM_PX in `stream_rows`.
         let (px, py) = if variant == Variant::Naive {
             (1, 1)
+        } else if stream.is_some() {
+            (STREAM_PX, tuning.stream_rows)
         } else {
             (dense.px, DENSE_ROWS)
         };
@@ -256,7 +269,7 @@ impl Planner {
         border: Border<u8>,
     ) -> Launch<B> {
         let sep = Separable {
-            name: names::SEP_FILTER_U8_TILED,
+            names: [names::SEP_FILTER_U8_TILED, names::SEP_FILTER_U8_STREAM],
             kx: (table_i32(kx), kx.len()),
             ky: (table_i32(ky), ky.len()),
             finish: vec![
@@ -281,7 +294,7 @@ impl Planner {
         border: Border<f32>,
     ) -> Launch<B> {
         let sep = Separable {
-            name: names::SEP_FILTER_F32_TILED,
+            names: [names::SEP_FILTER_F32_TILED, names::SEP_FILTER_F32_STREAM],
             kx: (table_f32(kx), kx.len()),
             ky: (table_f32(ky), ky.len()),
             finish: vec![Arg::F32(scale)],
@@ -292,6 +305,9 @@ impl Planner {
     }
 
     fn separable<B: Copy>(&self, src: Img<B>, dst: Img<B>, sep: Separable<B>) -> Launch<B> {
+        let tuning = FilterTuning::get();
+        let (w, h) = src.size();
+        let stream = sep.kx.1 == sep.ky.1 && tuning.streams_separable(sep.kx.1, w, h);
         let mut args = Vec::with_capacity(15);
         args.extend(src.data());
         args.extend(dst.data());
@@ -301,15 +317,14 @@ impl Planner {
         args.extend(sep.finish);
         args.extend(sep.border);
         let tile = self.default_tile();
-        // `px` outputs per work-item along x.
-        let (w, h) = src.size();
-        self.launch_2d(
-            KernelSet::Filter,
-            tile,
-            sep.name,
-            args,
-            (w.div_ceil(sep.px), h),
-        )
+        // `px` outputs per work-item along x (streaming: STREAM_PX in `stream_rows` rows).
+        let range = if stream {
+            (w.div_ceil(STREAM_PX), h.div_ceil(tuning.stream_rows))
+        } else {
+            (w.div_ceil(sep.px), h)
+        };
+        let name = sep.names[usize::from(stream)];
+        self.launch_2d(KernelSet::Filter, tile, name, args, range)
     }
 
     /// `mv_sobel_u8`: 3 × 3 derivatives into `i16` images, as `mvision_core::filter::sobel_u8`.

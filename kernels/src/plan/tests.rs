@@ -164,9 +164,69 @@ fn separable_filters_finish_by_shift_or_box_mean() {
     let l = p
         .box_blur_f32(img(1, 5, 5), img(2, 5, 5), 3, Border::Replicate)
         .unwrap();
-    assert_eq!(l.kernel, names::SEP_FILTER_F32_TILED);
     assert_eq!(l.args.len(), 13);
     assert_eq!(l.args[10], Arg::F32(1.0 / 9.0));
+    if crate::FilterTuning::get() != crate::FilterTuning::DEFAULT {
+        return; // the kernel choice below is the default tuning's (MVISION_FILTER_STREAM* set)
+    }
+    // Small images: the halo tile (auto streams separable filters on big launches only).
+    assert_eq!(l.kernel, names::SEP_FILTER_F32_TILED);
+    let (big_w, big_h) = (3840, 2160);
+    let l = p
+        .box_blur_u8(
+            img(1, big_w, big_h),
+            img(2, big_w, big_h),
+            5,
+            Border::Replicate,
+        )
+        .unwrap();
+    assert_eq!(l.kernel, names::SEP_FILTER_U8_STREAM);
+    assert_eq!(l.global, [960, 540], "one work-item per 4 × 4 outputs");
+    let l = p
+        .box_blur_f32(
+            img(1, big_w, big_h),
+            img(2, big_w, big_h),
+            9,
+            Border::Replicate,
+        )
+        .unwrap();
+    assert_eq!(
+        l.kernel,
+        names::SEP_FILTER_F32_TILED,
+        "9 taps: no streaming kernel"
+    );
+}
+
+#[test]
+fn the_streaming_filters_run_where_the_tuning_says() {
+    use crate::{FilterTuning, StreamMode, STREAM_MIN_ITEMS};
+    let auto = FilterTuning::parse(None, None);
+    assert_eq!(auto, FilterTuning::DEFAULT);
+    assert_eq!((auto.stream, auto.stream_rows), (StreamMode::Auto, 4));
+    // Dense: 3 × 3 only, at every size.
+    assert!(auto.streams_dense(3) && !auto.streams_dense(5) && !auto.streams_dense(7));
+    // Separable: 3, 5, 7 taps on launches of at least STREAM_MIN_ITEMS work-items.
+    assert!(auto.streams_separable(7, 3840, 2160));
+    assert!(!auto.streams_separable(7, 1920, 1080));
+    assert!(!auto.streams_separable(9, 3840, 2160));
+    let edge_h = 4 * STREAM_MIN_ITEMS / 1024;
+    assert!(auto.streams_separable(3, 4096, edge_h));
+    assert!(!auto.streams_separable(3, 4096, edge_h - 4));
+    let on = FilterTuning::parse(Some("on"), Some("16"));
+    assert_eq!((on.stream, on.stream_rows), (StreamMode::On, 16));
+    assert!(on.streams_separable(5, 1, 1) && on.streams_dense(3));
+    let off = FilterTuning::parse(Some(" off "), Some("3"));
+    assert_eq!(
+        (off.stream, off.stream_rows),
+        (StreamMode::Off, 4),
+        "3 rows is not allowed"
+    );
+    assert!(!off.streams_separable(3, 3840, 2160) && !off.streams_dense(3));
+    assert_eq!(
+        FilterTuning::parse(Some("fast"), None),
+        FilterTuning::DEFAULT
+    );
+    assert_eq!(on.label(), "on/16");
 }
 
 #[test]

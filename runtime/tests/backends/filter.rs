@@ -283,3 +283,69 @@ fn sobel_matches_the_cpu() {
         }
     }
 }
+
+/// Sizes for the streaming kernels (separable 3, 5, 7 taps; dense 3; CI also runs this file with
+/// `MVISION_FILTER_STREAM=on`, without which separable filters stream on large images only):
+/// rows a multiple of 4 pixels, so that
+/// inside work-items take the aligned-load path, with work-items cut by the right edge (width
+/// not a multiple of 4 nor of 8), bottom strips of every height, and images just tall enough for
+/// one inside strip.
+const STREAM_SIZES: [(usize, usize); 5] = [(100, 70), (36, 40), (64, 33), (13, 22), (44, 23)];
+
+#[test]
+fn streaming_filters_match_the_cpu_inside_and_at_every_edge() {
+    let mut rng = Rng::new(0x57e4);
+    let mut trial = 0;
+    for (w, h) in STREAM_SIZES {
+        let (src8, src32) = (random_u8(&mut rng, w, h), random_f32(&mut rng, w, h));
+        for k in [3, 5, 7] {
+            for (b8, b32) in borders_u8(&mut rng).into_iter().zip(borders_f32(&mut rng)) {
+                trial += 1;
+                let kernel = random_kernel_q(&mut rng, k, trial);
+                let want = reference(&src8, (w, h), |a, b| {
+                    f::filter2d_u8(a, b, &kernel, b8, &mut vec![0; filter2d_scratch_len(w, k)])
+                });
+                let got = run_everywhere(&src8, (w, h), |a, o| {
+                    ops::filter2d_u8(a, o, &kernel, b8, VARIANTS[1])
+                });
+                assert_exact(&got, &want, &format!("filter2d_u8 {w}x{h} k{k} {b8:?}"));
+
+                let len = separable_scratch_len(w, k, k);
+                let kx: Vec<i32> = (0..k).map(|_| rng.range(-64, 64) as i32).collect();
+                let ky: Vec<i32> = (0..k).map(|_| rng.range(0, 24) as i32).collect();
+                let sep = SepKernelQ::new(&kx, &ky, rng.below(11) as u32).unwrap();
+                let want = reference(&src8, (w, h), |a, b| {
+                    f::sep_filter_u8(a, b, &sep, b8, &mut vec![0; len])
+                });
+                let got = run_everywhere(&src8, (w, h), |a, o| ops::sep_filter_u8(a, o, &sep, b8));
+                assert_exact(&got, &want, &format!("sep_filter_u8 {w}x{h} k{k} {b8:?}"));
+
+                let want = reference(&src8, (w, h), |a, b| {
+                    f::box_blur_u8(a, b, k, b8, &mut vec![0; len])
+                });
+                let got = run_everywhere(&src8, (w, h), |a, o| ops::box_blur_u8(a, o, k, b8));
+                assert_exact(&got, &want, &format!("box_blur_u8 {w}x{h} k{k} {b8:?}"));
+
+                let kx: Vec<f32> = (0..k).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+                let ky: Vec<f32> = (0..k).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+                let sep = SepKernelF32::new(&kx, &ky).unwrap();
+                let want = reference(&src32, (w, h), |a, b| {
+                    f::sep_filter_f32(a, b, &sep, b32, &mut vec![0.0; len])
+                });
+                let got =
+                    run_everywhere(&src32, (w, h), |a, o| ops::sep_filter_f32(a, o, &sep, b32));
+                let gain: f32 = kx.iter().map(|c| c.abs()).sum::<f32>()
+                    * ky.iter().map(|c| c.abs()).sum::<f32>();
+                let what = format!("sep_filter_f32 {w}x{h} k{k} {b32:?}");
+                assert_close(&got, &want, gain * max_abs(&src32, b32), &what);
+
+                let want = reference(&src32, (w, h), |a, b| {
+                    f::box_blur_f32(a, b, k, b32, &mut vec![0.0; len])
+                });
+                let got = run_everywhere(&src32, (w, h), |a, o| ops::box_blur_f32(a, o, k, b32));
+                let what = format!("box_blur_f32 {w}x{h} k{k} {b32:?}");
+                assert_close(&got, &want, max_abs(&src32, b32), &what);
+            }
+        }
+    }
+}
