@@ -16,6 +16,12 @@ mod prefix_avx2;
     target_feature = "sse2"
 ))]
 #[allow(unsafe_code)]
+mod prefix_avx512;
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+#[allow(unsafe_code)]
 mod prefix_sse2;
 
 use crate::error::{Error, Result};
@@ -53,15 +59,15 @@ pub fn integral_u8(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     ))]
-    let (fast_sum, fast_sq) = (prefix_sse2::sum_row, sq_row_x86 as FastRow<u64>);
+    let (fast_sum, fast_both) = (prefix_sse2::sum_row, sum_sq_row_x86 as FastRows);
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     )))]
-    let (fast_sum, fast_sq) = (no_fast_row::<u32>, no_fast_row::<u64>);
-    fill_table(src, sum, |p| p as u32, fast_sum);
-    if let Some(sq) = sqsum {
-        fill_table(src, sq, |p| (p as u64) * (p as u64), fast_sq);
+    let (fast_sum, fast_both) = (no_fast_row::<u32>, no_fast_rows as FastRows);
+    match sqsum {
+        None => fill_table(src, sum, |p| p as u32, fast_sum),
+        Some(sq) => fill_tables(src, sum, sq, fast_both),
     }
     Ok(())
 }
@@ -90,25 +96,58 @@ table_entry!(u64);
 /// running sum after it.
 type FastRow<T> = fn(&[u8], &[T], &mut [T], T) -> (usize, T);
 
-/// The squared table's [`FastRow`] on x86: AVX2 where [`crate::cpu::active`] allows it, else
-/// SSE2.
+/// A vectorised row of [`fill_tables`]: `(row, above_sum, out_sum, above_sq, out_sq)` fills
+/// the same prefix of `out_sum` and `out_sq` as the scalar loop would, and returns its length
+/// and the two running sums after it.
+type FastRows = fn(&[u8], &[u32], &mut [u32], &[u64], &mut [u64]) -> (usize, u32, u64);
+
+/// [`FastRows`] on x86: AVX-512 (both tables in one pass) or AVX2 (squares) where
+/// [`crate::cpu::active`] allows it, else SSE2; one table after the other below x86-64-v4, on
+/// the same row while it is in the L1 cache.
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
 ))]
-fn sq_row_x86(row: &[u8], above: &[u64], out: &mut [u64], acc: u64) -> (usize, u64) {
-    if crate::cpu::active() >= crate::cpu::Level::X86V3 {
+fn sum_sq_row_x86(
+    row: &[u8],
+    above_sum: &[u32],
+    out_sum: &mut [u32],
+    above_sq: &[u64],
+    out_sq: &mut [u64],
+) -> (usize, u32, u64) {
+    use crate::cpu::{active, Level};
+    let level = active();
+    if level >= Level::X86V4 {
+        // SAFETY: `active()` only reports x86-64-v4 where the CPU and the OS support
+        // AVX-512 F/BW/DQ/VL (and AVX2).
+        #[allow(unsafe_code)]
+        return unsafe { prefix_avx512::sum_sq_row(row, above_sum, out_sum, above_sq, out_sq) };
+    }
+    let (done_sum, acc_sum) = prefix_sse2::sum_row(row, above_sum, out_sum, 0);
+    let (done_sq, acc_sq) = if level >= Level::X86V3 {
         // SAFETY: `active()` only reports x86-64-v3 where the CPU and the OS support AVX2.
         #[allow(unsafe_code)]
-        return unsafe { prefix_avx2::sq_row(row, above, out, acc) };
-    }
-    prefix_sse2::sq_row(row, above, out, acc)
+        unsafe {
+            prefix_avx2::sq_row(row, above_sq, out_sq, 0)
+        }
+    } else {
+        prefix_sse2::sq_row(row, above_sq, out_sq, 0)
+    };
+    // Both step 16 pixels over the same row, so they stop at the same place.
+    debug_assert_eq!(done_sum, done_sq);
+    (done_sum.min(done_sq), acc_sum, acc_sq)
 }
 
 /// The [`FastRow`] of targets without one: nothing done.
 #[allow(dead_code)]
 fn no_fast_row<T>(_: &[u8], _: &[T], _: &mut [T], acc: T) -> (usize, T) {
     (0, acc)
+}
+
+/// The [`FastRows`] of targets without one: nothing done.
+#[allow(dead_code)]
+fn no_fast_rows(_: &[u8], _: &[u32], _: &mut [u32], _: &[u64], _: &mut [u64]) -> (usize, u32, u64) {
+    (0, 0, 0)
 }
 
 /// Writes the summed-area table of `term(p)` over `src` into `table` (row 0 and column 0 zero),
@@ -132,6 +171,45 @@ fn fill_table<T: TableEntry>(
         {
             acc = acc + term(p);
             *o = a + acc;
+        }
+    }
+}
+
+/// Writes both summed-area tables of `src`, pixels into `sum` and squares into `sq`, row by
+/// row: each row through `fast` first, the rest of it by the scalar loop. One pass over the
+/// image instead of one per table: each source row is read once and both tables' rows are
+/// written while the row above each is still in the cache.
+fn fill_tables(
+    src: &ImageView<'_, u8>,
+    sum: &mut ImageViewMut<'_, u32>,
+    sq: &mut ImageViewMut<'_, u64>,
+    fast: FastRows,
+) {
+    sum.row_mut(0).fill(0);
+    sq.row_mut(0).fill(0);
+    for y in 0..src.height() {
+        let (above_sum, out_sum) = split_rows(sum, y);
+        let (above_sq, out_sq) = split_rows(sq, y);
+        out_sum[0] = 0;
+        out_sq[0] = 0;
+        let row = src.row(y);
+        let (done, mut acc_sum, mut acc_sq) = fast(
+            row,
+            &above_sum[1..],
+            &mut out_sum[1..],
+            &above_sq[1..],
+            &mut out_sq[1..],
+        );
+        let tail = out_sum[1 + done..]
+            .iter_mut()
+            .zip(&above_sum[1 + done..])
+            .zip(out_sq[1 + done..].iter_mut().zip(&above_sq[1 + done..]))
+            .zip(&row[done..]);
+        for (((os, &a_s), (oq, &a_q)), &p) in tail {
+            acc_sum += p as u32;
+            acc_sq += (p as u64) * (p as u64);
+            *os = a_s + acc_sum;
+            *oq = a_q + acc_sq;
         }
     }
 }
