@@ -187,31 +187,101 @@ fn fill_tables(
 ) {
     sum.row_mut(0).fill(0);
     sq.row_mut(0).fill(0);
-    for y in 0..src.height() {
+    #[cfg(target_arch = "x86_64")]
+    let first = fill_bands_streamed(src, sum, sq);
+    #[cfg(not(target_arch = "x86_64"))]
+    let first = 0;
+    for y in first..src.height() {
         let (above_sum, out_sum) = split_rows(sum, y);
         let (above_sq, out_sq) = split_rows(sq, y);
-        out_sum[0] = 0;
-        out_sq[0] = 0;
-        let row = src.row(y);
-        let (done, mut acc_sum, mut acc_sq) = fast(
-            row,
+        let (done, acc_sum, acc_sq) = fast(
+            src.row(y),
             &above_sum[1..],
             &mut out_sum[1..],
             &above_sq[1..],
             &mut out_sq[1..],
         );
-        let tail = out_sum[1 + done..]
-            .iter_mut()
-            .zip(&above_sum[1 + done..])
-            .zip(out_sq[1 + done..].iter_mut().zip(&above_sq[1 + done..]))
-            .zip(&row[done..]);
-        for (((os, &a_s), (oq, &a_q)), &p) in tail {
-            acc_sum += p as u32;
-            acc_sq += (p as u64) * (p as u64);
-            *os = a_s + acc_sum;
-            *oq = a_q + acc_sq;
-        }
+        finish_rows(src, sum, sq, y, done, acc_sum, acc_sq);
     }
+}
+
+/// Completes row `y + 1` of both tables after a vectorised prefix of `done` pixels whose
+/// running sums are `acc_sum` and `acc_sq`: the zero column and the scalar tail.
+fn finish_rows(
+    src: &ImageView<'_, u8>,
+    sum: &mut ImageViewMut<'_, u32>,
+    sq: &mut ImageViewMut<'_, u64>,
+    y: usize,
+    done: usize,
+    mut acc_sum: u32,
+    mut acc_sq: u64,
+) {
+    let (above_sum, out_sum) = split_rows(sum, y);
+    let (above_sq, out_sq) = split_rows(sq, y);
+    out_sum[0] = 0;
+    out_sq[0] = 0;
+    let tail = out_sum[1 + done..]
+        .iter_mut()
+        .zip(&above_sum[1 + done..])
+        .zip(out_sq[1 + done..].iter_mut().zip(&above_sq[1 + done..]))
+        .zip(&src.row(y)[done..]);
+    for (((os, &a_s), (oq, &a_q)), &p) in tail {
+        acc_sum += p as u32;
+        acc_sq += (p as u64) * (p as u64);
+        *os = a_s + acc_sum;
+        *oq = a_q + acc_sq;
+    }
+}
+
+/// Source rows per band of [`fill_bands_streamed`]: the memory traffic per pixel is the
+/// tables' 12 bytes plus 12 / `BAND_ROWS` for the cached last row (read before it is written).
+#[cfg(target_arch = "x86_64")]
+const BAND_ROWS: usize = 8;
+
+/// Tables (both together) at least this large are written with non-temporal stores: larger
+/// than most last-level caches, so they would be evicted before use anyway, while smaller
+/// ones are faster written (and later read) through the cache.
+#[cfg(target_arch = "x86_64")]
+const STREAM_MIN_BYTES: usize = 16 << 20;
+
+/// On x86-64-v4, for tables of at least [`STREAM_MIN_BYTES`]: rows of both tables in bands of
+/// [`BAND_ROWS`] with `prefix_avx512::sum_sq_band_streamed`; returns how many source rows are
+/// done (0 where this does not apply), the rest left to the row-by-row loop.
+#[cfg(target_arch = "x86_64")]
+fn fill_bands_streamed(
+    src: &ImageView<'_, u8>,
+    sum: &mut ImageViewMut<'_, u32>,
+    sq: &mut ImageViewMut<'_, u64>,
+) -> usize {
+    let (w, h) = src.size();
+    let bytes = (w + 1).saturating_mul(h + 1).saturating_mul(4 + 8);
+    if crate::cpu::active() < crate::cpu::Level::X86V4 || bytes < STREAM_MIN_BYTES {
+        return 0;
+    }
+    let (src_stride, sum_stride, sq_stride) = (src.stride(), sum.stride(), sq.stride());
+    let mut y = 0;
+    while y + BAND_ROWS <= h {
+        // Source rows y..y + BAND_ROWS; table rows y..=y + BAND_ROWS from column 1.
+        let rows = &src.as_slice()[y * src_stride..];
+        let sum_rows = sum.rows_mut_raw(y * sum_stride + 1, BAND_ROWS * sum_stride + w);
+        let sq_rows = sq.rows_mut_raw(y * sq_stride + 1, BAND_ROWS * sq_stride + w);
+        // SAFETY: `active()` only reports x86-64-v4 where the CPU and the OS support
+        // AVX-512 F/BW/DQ/VL (and AVX2).
+        #[allow(unsafe_code)]
+        let band = unsafe {
+            prefix_avx512::sum_sq_band_streamed::<BAND_ROWS>(
+                rows, src_stride, sum_rows, sum_stride, sq_rows, sq_stride, w,
+            )
+        };
+        let Some((done, acc_sum, acc_sq)) = band else {
+            break;
+        };
+        for r in 0..BAND_ROWS {
+            finish_rows(src, sum, sq, y + r, done, acc_sum[r], acc_sq[r]);
+        }
+        y += BAND_ROWS;
+    }
+    y
 }
 
 /// Rows `y` (read) and `y + 1` (write) of a table, borrowed together.
