@@ -2,9 +2,9 @@
 //! (one `u64` sum per entry, no vectors): widths 1..70 around the 16-pixel steps, several
 //! heights, odd strides with the gaps checked untouched, the constant-255 image (largest
 //! sums), rows wider than 2¹⁶ pixels (where a `u32` running sum of squares would overflow),
-//! tables large enough for the streamed (non-temporal) path, with heights that leave a partial
-//! band and strides that start rows at every alignment, and the largest image the `u32` table
-//! allows.
+//! tables large enough for the streamed (non-temporal) path, with and without the squared
+//! table, with heights that leave a partial band and strides that start rows at every
+//! alignment, and the largest image the `u32` table allows.
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
@@ -127,6 +127,8 @@ fn run_all(ctx_level: &str) -> usize {
     run(1_400, 1_011, 7, 3, false);
     run(33, 44_001, 1, 2, false);
     run(1_209, 1_001, 2, 0, true);
+    // The sum table alone over 16 MiB (streamed without the squared table too).
+    run(2_101, 2_003, 5, 1, false);
     cases
 }
 

@@ -59,14 +59,14 @@ pub fn integral_u8(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     ))]
-    let (fast_sum, fast_both) = (prefix_sse2::sum_row, sum_sq_row_x86 as FastRows);
+    let (fast_sum, fast_both) = (sum_row_x86 as FastRow<u32>, sum_sq_row_x86 as FastRows);
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     )))]
     let (fast_sum, fast_both) = (no_fast_row::<u32>, no_fast_rows as FastRows);
     match sqsum {
-        None => fill_table(src, sum, |p| p as u32, fast_sum),
+        None => fill_sum_table(src, sum, fast_sum),
         Some(sq) => fill_tables(src, sum, sq, fast_both),
     }
     Ok(())
@@ -95,6 +95,22 @@ table_entry!(u64);
 /// scalar loop would, starting from the running sum `acc`, and returns its length and the
 /// running sum after it.
 type FastRow<T> = fn(&[u8], &[T], &mut [T], T) -> (usize, T);
+
+/// The sum table's [`FastRow`] on x86: AVX-512 where [`crate::cpu::active`] allows it, else
+/// SSE2.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+fn sum_row_x86(row: &[u8], above: &[u32], out: &mut [u32], acc: u32) -> (usize, u32) {
+    if acc == 0 && crate::cpu::active() >= crate::cpu::Level::X86V4 {
+        // SAFETY: `active()` only reports x86-64-v4 where the CPU and the OS support
+        // AVX-512 F/BW/DQ/VL (and AVX2).
+        #[allow(unsafe_code)]
+        return unsafe { prefix_avx512::sum_row(row, above, out) };
+    }
+    prefix_sse2::sum_row(row, above, out, acc)
+}
 
 /// A vectorised row of [`fill_tables`]: `(row, above_sum, out_sum, above_sq, out_sq)` fills
 /// the same prefix of `out_sum` and `out_sq` as the scalar loop would, and returns its length
@@ -150,28 +166,39 @@ fn no_fast_rows(_: &[u8], _: &[u32], _: &mut [u32], _: &[u64], _: &mut [u64]) ->
     (0, 0, 0)
 }
 
-/// Writes the summed-area table of `term(p)` over `src` into `table` (row 0 and column 0 zero),
-/// each row through `fast` first, the rest of it by the scalar loop.
-fn fill_table<T: TableEntry>(
+/// Writes the summed-area table of `src` into `sum` (row 0 and column 0 zero), each row
+/// through `fast` first, the rest of it by the scalar loop.
+fn fill_sum_table(src: &ImageView<'_, u8>, sum: &mut ImageViewMut<'_, u32>, fast: FastRow<u32>) {
+    sum.row_mut(0).fill(0);
+    #[cfg(target_arch = "x86_64")]
+    let first = fill_bands_streamed(src, sum, None);
+    #[cfg(not(target_arch = "x86_64"))]
+    let first = 0;
+    for y in first..src.height() {
+        let (above, out) = split_rows(sum, y);
+        let (done, acc) = fast(src.row(y), &above[1..], &mut out[1..], 0);
+        finish_row(src, sum, y, done, acc);
+    }
+}
+
+/// Completes row `y + 1` of the sum table after a vectorised prefix of `done` pixels whose
+/// running sum is `acc`: the zero column and the scalar tail.
+fn finish_row(
     src: &ImageView<'_, u8>,
-    table: &mut ImageViewMut<'_, T>,
-    term: impl Fn(u8) -> T,
-    fast: FastRow<T>,
+    sum: &mut ImageViewMut<'_, u32>,
+    y: usize,
+    done: usize,
+    mut acc: u32,
 ) {
-    table.row_mut(0).fill(T::default());
-    for y in 0..src.height() {
-        let (above, below) = split_rows(table, y);
-        below[0] = T::default();
-        let row = src.row(y);
-        let (done, mut acc) = fast(row, &above[1..], &mut below[1..], T::default());
-        for ((o, &a), &p) in below[1 + done..]
-            .iter_mut()
-            .zip(&above[1 + done..])
-            .zip(&row[done..])
-        {
-            acc = acc + term(p);
-            *o = a + acc;
-        }
+    let (above, out) = split_rows(sum, y);
+    out[0] = 0;
+    for ((o, &a), &p) in out[1 + done..]
+        .iter_mut()
+        .zip(&above[1 + done..])
+        .zip(&src.row(y)[done..])
+    {
+        acc += p as u32;
+        *o = a + acc;
     }
 }
 
@@ -188,7 +215,7 @@ fn fill_tables(
     sum.row_mut(0).fill(0);
     sq.row_mut(0).fill(0);
     #[cfg(target_arch = "x86_64")]
-    let first = fill_bands_streamed(src, sum, sq);
+    let first = fill_bands_streamed(src, sum, Some(sq));
     #[cfg(not(target_arch = "x86_64"))]
     let first = 0;
     for y in first..src.height() {
@@ -244,40 +271,61 @@ const BAND_ROWS: usize = 8;
 #[cfg(target_arch = "x86_64")]
 const STREAM_MIN_BYTES: usize = 16 << 20;
 
-/// On x86-64-v4, for tables of at least [`STREAM_MIN_BYTES`]: rows of both tables in bands of
-/// [`BAND_ROWS`] with `prefix_avx512::sum_sq_band_streamed`; returns how many source rows are
-/// done (0 where this does not apply), the rest left to the row-by-row loop.
+/// On x86-64-v4, for tables of at least [`STREAM_MIN_BYTES`]: rows of the sum table and, if
+/// given, the squared table in bands of [`BAND_ROWS`] with `prefix_avx512::band_streamed`;
+/// returns how many source rows are done (0 where this does not apply), the rest left to the
+/// row-by-row loop.
 #[cfg(target_arch = "x86_64")]
 fn fill_bands_streamed(
     src: &ImageView<'_, u8>,
     sum: &mut ImageViewMut<'_, u32>,
-    sq: &mut ImageViewMut<'_, u64>,
+    mut sq: Option<&mut ImageViewMut<'_, u64>>,
 ) -> usize {
     let (w, h) = src.size();
-    let bytes = (w + 1).saturating_mul(h + 1).saturating_mul(4 + 8);
+    let entry_bytes = if sq.is_some() { 4 + 8 } else { 4 };
+    let bytes = (w + 1).saturating_mul(h + 1).saturating_mul(entry_bytes);
     if crate::cpu::active() < crate::cpu::Level::X86V4 || bytes < STREAM_MIN_BYTES {
         return 0;
     }
-    let (src_stride, sum_stride, sq_stride) = (src.stride(), sum.stride(), sq.stride());
+    let (src_stride, sum_stride) = (src.stride(), sum.stride());
+    let sq_stride = sq.as_ref().map_or(0, |q| q.stride());
     let mut y = 0;
     while y + BAND_ROWS <= h {
         // Source rows y..y + BAND_ROWS; table rows y..=y + BAND_ROWS from column 1.
         let rows = &src.as_slice()[y * src_stride..];
         let sum_rows = sum.rows_mut_raw(y * sum_stride + 1, BAND_ROWS * sum_stride + w);
-        let sq_rows = sq.rows_mut_raw(y * sq_stride + 1, BAND_ROWS * sq_stride + w);
-        // SAFETY: `active()` only reports x86-64-v4 where the CPU and the OS support
-        // AVX-512 F/BW/DQ/VL (and AVX2).
+        // SAFETY (both calls): `active()` only reports x86-64-v4 where the CPU and the OS
+        // support AVX-512 F/BW/DQ/VL (and AVX2).
         #[allow(unsafe_code)]
-        let band = unsafe {
-            prefix_avx512::sum_sq_band_streamed::<BAND_ROWS>(
-                rows, src_stride, sum_rows, sum_stride, sq_rows, sq_stride, w,
-            )
+        let band = match sq.as_deref_mut() {
+            Some(q) => {
+                let sq_rows = q.rows_mut_raw(y * sq_stride + 1, BAND_ROWS * sq_stride + w);
+                unsafe {
+                    prefix_avx512::band_streamed::<BAND_ROWS, true>(
+                        rows, src_stride, sum_rows, sum_stride, sq_rows, sq_stride, w,
+                    )
+                }
+            }
+            None => unsafe {
+                prefix_avx512::band_streamed::<BAND_ROWS, false>(
+                    rows,
+                    src_stride,
+                    sum_rows,
+                    sum_stride,
+                    &mut [],
+                    0,
+                    w,
+                )
+            },
         };
         let Some((done, acc_sum, acc_sq)) = band else {
             break;
         };
         for r in 0..BAND_ROWS {
-            finish_rows(src, sum, sq, y + r, done, acc_sum[r], acc_sq[r]);
+            match sq.as_deref_mut() {
+                Some(q) => finish_rows(src, sum, q, y + r, done, acc_sum[r], acc_sq[r]),
+                None => finish_row(src, sum, y + r, done, acc_sum[r]),
+            }
         }
         y += BAND_ROWS;
     }

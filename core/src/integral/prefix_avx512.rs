@@ -94,6 +94,55 @@ impl Prefix {
     }
 }
 
+impl Prefix {
+    /// As [`Prefix::step`] for the pixels alone (the squares' fields zero).
+    ///
+    /// # Safety
+    /// `px` must be valid for reading 16 bytes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2")]
+    #[inline]
+    unsafe fn step_sum(&self, px: *const u8) -> Sums {
+        let zero = _mm512_setzero_si512();
+        // SAFETY: the caller's.
+        let mut x = _mm512_cvtepu8_epi32(unsafe { _mm_loadu_si128(px.cast()) });
+        x = _mm512_add_epi32(x, _mm512_alignr_epi32::<15>(x, zero));
+        x = _mm512_add_epi32(x, _mm512_alignr_epi32::<14>(x, zero));
+        x = _mm512_add_epi32(x, _mm512_alignr_epi32::<12>(x, zero));
+        x = _mm512_add_epi32(x, _mm512_alignr_epi32::<8>(x, zero));
+        Sums {
+            sum: x,
+            sq_lo: zero,
+            sq_hi: zero,
+            total_sum: _mm512_permutexvar_epi32(self.last, x),
+            total_sq: zero,
+        }
+    }
+}
+
+/// `out[x] = above[x] + Σ_{i≤x} row[i]` (wrapping `u32`) for a prefix of the row, a multiple
+/// of 16 pixels; returns its length and the running sum after it.
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2")]
+pub(super) fn sum_row(row: &[u8], above: &[u32], out: &mut [u32]) -> (usize, u32) {
+    let n = row.len().min(above.len()).min(out.len());
+    let k = Prefix::new();
+    let mut carry = _mm512_setzero_si512();
+    let mut i = 0;
+    // SAFETY: `i + 16 ≤ n`: a 16-byte load from `row`, a 16-element load from `above` and
+    // store into `out` at `i..i + 16`, inside the slices (each at least `n` long).
+    unsafe {
+        while i + STEP <= n {
+            let s = k.step_sum(row.as_ptr().add(i));
+            let (a, o) = (above.as_ptr().add(i), out.as_mut_ptr().add(i));
+            let sum =
+                _mm512_add_epi32(_mm512_add_epi32(s.sum, carry), _mm512_loadu_si512(a.cast()));
+            _mm512_storeu_si512(o.cast(), sum);
+            carry = _mm512_add_epi32(carry, s.total_sum);
+            i += STEP;
+        }
+    }
+    (i, low_lanes(carry, carry).0)
+}
+
 /// The low 32-bit and 64-bit lanes of two running sums.
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2")]
 fn low_lanes(sum: __m512i, sq: __m512i) -> (u32, u64) {
@@ -212,19 +261,21 @@ impl<const LANES: usize> Aligned<LANES> {
     }
 }
 
-/// Writes rows `1..=K` of both tables for `K` source rows (a band), each at most `n` pixels
-/// wide, over the longest prefix of whole 16-pixel steps; returns its length and each row's
-/// running sums after it, or `None` where the band cannot be streamed (rows narrower than
-/// two steps, or an element type misaligned in memory).
+/// Writes rows `1..=K` of the sum table and, with `SQ`, of the squared table for `K` source
+/// rows (a band), each at most `n` pixels wide, over the longest prefix of whole 16-pixel
+/// steps; returns its length and each row's running sums after it (squares 0 without `SQ`), or
+/// `None` where the band cannot be streamed (rows narrower than two steps, or an element type
+/// misaligned in memory).
 ///
 /// `src[r·src_stride..][..n]` is source row `r`; `sum[r·sum_stride..][..n]` is table row `r`
-/// past its zero column, row 0 the row above the band (read only), likewise `sq`. Rows
-/// `1..K` go to memory with non-temporal stores, row `K` stays cached. Ends with a store fence,
-/// so the non-temporal stores are ordered before anything the caller does next.
+/// past its zero column, row 0 the row above the band (read only), likewise `sq` (unused and
+/// possibly empty without `SQ`). Rows `1..K` go to memory with non-temporal stores, row `K`
+/// stays cached. Ends with a store fence, so the non-temporal stores are ordered before
+/// anything the caller does next.
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2")]
 #[allow(clippy::too_many_arguments)]
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(super) fn sum_sq_band_streamed<const K: usize>(
+pub(super) fn band_streamed<const K: usize, const SQ: bool>(
     src: &[u8],
     src_stride: usize,
     sum: &mut [u32],
@@ -245,9 +296,9 @@ pub(super) fn sum_sq_band_streamed<const K: usize>(
         || steps < 2
         || !fits(src.len(), src_stride, K)
         || !fits(sum.len(), sum_stride, K + 1)
-        || !fits(sq.len(), sq_stride, K + 1)
+        || (SQ && !fits(sq.len(), sq_stride, K + 1))
         || !(sum.as_ptr() as usize).is_multiple_of(4)
-        || !(sq.as_ptr() as usize).is_multiple_of(8)
+        || (SQ && !(sq.as_ptr() as usize).is_multiple_of(8))
     {
         return None;
     }
@@ -260,12 +311,13 @@ pub(super) fn sum_sq_band_streamed<const K: usize>(
     let mut align_sq = [Aligned::<8>::new(0); K];
     for r in 1..K {
         align_sum[r] = Aligned::new(sum.as_ptr() as usize + 4 * r * sum_stride);
-        align_sq[r] = Aligned::new(sq.as_ptr() as usize + 8 * r * sq_stride);
+        align_sq[r] = Aligned::new((sq.as_ptr() as usize).wrapping_add(8 * r * sq_stride));
     }
     let mut prev_sum = [zero; K];
     let mut prev_sq_hi = [zero; K];
     let (src, sum_p, sq_p) = (src.as_ptr(), sum.as_mut_ptr(), sq.as_mut_ptr());
-    // SAFETY: `fits` checked that every row `r` named below holds `n ≥ 16·steps` elements
+    // SAFETY: `fits` checked that every row `r` named below (of `sq` only with `SQ`) holds
+    // `n ≥ 16·steps` elements
     // from its start; each access is inside `i..i + 16` of one row with `i + 16 ≤ 16·steps`.
     // The aligned stores start at `i - misalign ≥ 16 - 15` lanes into the row (`i ≥ 16`) and
     // end before `i + 16 - misalign ≤ i + 16`, at 64-byte-aligned addresses (`Aligned`).
@@ -273,13 +325,16 @@ pub(super) fn sum_sq_band_streamed<const K: usize>(
         for step in 0..steps {
             let i = step * STEP;
             let mut above_sum = _mm512_loadu_si512(sum_p.add(i).cast());
-            let mut above_lo = _mm512_loadu_si512(sq_p.add(i).cast());
-            let mut above_hi = _mm512_loadu_si512(sq_p.add(i + 8).cast());
+            let (mut above_lo, mut above_hi) = (zero, zero);
+            if SQ {
+                above_lo = _mm512_loadu_si512(sq_p.add(i).cast());
+                above_hi = _mm512_loadu_si512(sq_p.add(i + 8).cast());
+            }
             for r in 1..=K {
                 let px = src.add((r - 1) * src_stride + i);
                 // Eight source rows read at once outrun the hardware prefetcher.
                 _mm_prefetch::<_MM_HINT_T0>(px.wrapping_add(PREFETCH_BYTES).cast());
-                let s = k.step(px);
+                let s = if SQ { k.step(px) } else { k.step_sum(px) };
                 let c = r - 1;
                 let row_sum = _mm512_add_epi32(_mm512_add_epi32(s.sum, carry_sum[c]), above_sum);
                 let lo = _mm512_add_epi64(_mm512_add_epi64(s.sq_lo, carry_sq[c]), above_lo);
@@ -290,23 +345,30 @@ pub(super) fn sum_sq_band_streamed<const K: usize>(
                 let oq = sq_p.add(r * sq_stride + i);
                 if r == K {
                     _mm512_storeu_si512(os.cast(), row_sum);
-                    _mm512_storeu_si512(oq.cast(), lo);
-                    _mm512_storeu_si512(oq.add(8).cast(), hi);
+                    if SQ {
+                        _mm512_storeu_si512(oq.cast(), lo);
+                        _mm512_storeu_si512(oq.add(8).cast(), hi);
+                    }
                 } else {
                     let (a_sum, a_sq) = (align_sum[r], align_sq[r]);
                     if step == 0 {
                         _mm512_mask_storeu_epi32(os.cast(), a_sum.head_mask(), row_sum);
-                        _mm512_mask_storeu_epi64(oq.cast(), a_sq.head_mask() as u8, lo);
                     } else {
                         let at = os.sub(a_sum.misalign);
                         _mm512_stream_si512(at.cast(), a_sum.join(prev_sum[r], row_sum));
-                        let at = oq.sub(a_sq.misalign);
-                        _mm512_stream_si512(at.cast(), a_sq.join(prev_sq_hi[r], lo));
                     }
-                    let at = oq.add(8).sub(a_sq.misalign);
-                    _mm512_stream_si512(at.cast(), a_sq.join(lo, hi));
                     prev_sum[r] = row_sum;
-                    prev_sq_hi[r] = hi;
+                    if SQ {
+                        if step == 0 {
+                            _mm512_mask_storeu_epi64(oq.cast(), a_sq.head_mask() as u8, lo);
+                        } else {
+                            let at = oq.sub(a_sq.misalign);
+                            _mm512_stream_si512(at.cast(), a_sq.join(prev_sq_hi[r], lo));
+                        }
+                        let at = oq.add(8).sub(a_sq.misalign);
+                        _mm512_stream_si512(at.cast(), a_sq.join(lo, hi));
+                        prev_sq_hi[r] = hi;
+                    }
                 }
                 above_sum = row_sum;
                 above_lo = lo;
@@ -319,8 +381,10 @@ pub(super) fn sum_sq_band_streamed<const K: usize>(
             let (a_sum, a_sq) = (align_sum[r], align_sq[r]);
             let os = sum_p.add(r * sum_stride + i);
             _mm512_mask_storeu_epi32(os.cast(), !a_sum.head_mask(), prev_sum[r]);
-            let oq = sq_p.add(r * sq_stride + i + 8);
-            _mm512_mask_storeu_epi64(oq.cast(), !(a_sq.head_mask() as u8), prev_sq_hi[r]);
+            if SQ {
+                let oq = sq_p.add(r * sq_stride + i + 8);
+                _mm512_mask_storeu_epi64(oq.cast(), !(a_sq.head_mask() as u8), prev_sq_hi[r]);
+            }
         }
         _mm_sfence();
     }
