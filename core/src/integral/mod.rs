@@ -4,6 +4,11 @@
 //! all pixels above and left of it (row 0 and column 0 are zero), so any window's sum is four
 //! reads. The plain table is `u32` (valid while `255·w·h < 2³²`, about 16.8 Mpixel); the
 //! squared table is `u64`.
+//!
+//! Each row is a prefix sum plus the row above. On x86 the prefix runs in vectors at every
+//! instruction-set level (`prefix_sse2`, `prefix_avx2`, `prefix_avx512`, exact integers, so
+//! every level writes the same tables); with AVX-512 both tables come from one pass, and tables
+//! larger than the caches are written in bands of rows with non-temporal stores.
 
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
@@ -91,8 +96,8 @@ macro_rules! table_entry {
 table_entry!(u32);
 table_entry!(u64);
 
-/// A vectorised row of [`fill_table`]: `(row, above, out, acc)` fills a prefix of `out` as the
-/// scalar loop would, starting from the running sum `acc`, and returns its length and the
+/// A vectorised row of [`fill_sum_table`]: `(row, above, out, acc)` fills a prefix of `out` as
+/// the scalar loop would, starting from the running sum `acc`, and returns its length and the
 /// running sum after it.
 type FastRow<T> = fn(&[u8], &[T], &mut [T], T) -> (usize, T);
 

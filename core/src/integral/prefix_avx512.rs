@@ -1,6 +1,6 @@
-//! Both tables' row prefix sums in one pass with AVX-512 (x86-64-v4), called only after
-//! [`crate::cpu::active`] reported that level (which makes the `unsafe` calls of these
-//! `#[target_feature]` functions sound).
+//! Row prefix sums of the integral images with AVX-512 (x86-64-v4), both tables in one pass
+//! or the sum table alone, called only after [`crate::cpu::active`] reported that level (which
+//! makes the `unsafe` calls of these `#[target_feature]` functions sound).
 //!
 //! One prefix serves both tables: each pixel `p` becomes the 32-bit lane `p² + p·2²⁰`, and the
 //! 16-lane inclusive prefix of those lanes holds the prefix of squares in its low 20 bits (at
@@ -9,11 +9,11 @@
 //! are widened to `u64` only for their table. All sums are exact integers, so both tables are
 //! those of the scalar loop.
 //!
-//! Tables larger than the caches are written by [`sum_sq_band_streamed`]: a band of rows at
-//! once, each row's values passed to the next in registers, so that all but the band's last
-//! row can go to memory with non-temporal stores (no read of each line before it is
-//! overwritten, which otherwise doubles the memory traffic); the last row stays cached as the
-//! next band's row above.
+//! Tables larger than the caches are written by [`band_streamed`]: a band of rows at once,
+//! each row's values passed to the next in registers, so that all but the band's last row can
+//! go to memory with non-temporal stores (no read of each line before it is overwritten, which
+//! otherwise doubles the memory traffic); the last row stays cached as the next band's row
+//! above.
 
 #[cfg(target_arch = "x86")]
 use core::arch::x86::*;
