@@ -332,7 +332,7 @@ pub(super) fn band_streamed<const K: usize, const SQ: bool>(
             }
             for r in 1..=K {
                 let px = src.add((r - 1) * src_stride + i);
-                // Eight source rows read at once outrun the hardware prefetcher.
+                // The band's source rows, read side by side, outrun the hardware prefetcher.
                 _mm_prefetch::<_MM_HINT_T0>(px.wrapping_add(PREFETCH_BYTES).cast());
                 let s = if SQ { k.step(px) } else { k.step_sum(px) };
                 let c = r - 1;
