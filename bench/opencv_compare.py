@@ -135,8 +135,12 @@ def time_call(fn, repeat: int) -> dict:
     }
 
 
-def run_mvision_bench(binary: Path, sizes: str, repeat: int, cpu: str | None = None) -> dict:
+def run_mvision_bench(
+    binary: Path, sizes: str, repeat: int, cpu: str | None = None, cases: str | None = None
+) -> dict:
     cmd = [str(binary), "bench", "filter", "--json", "--sizes", sizes, "--repeat", str(repeat)]
+    if cases:
+        cmd += ["--cases", cases]
     env = dict(os.environ)
     if cpu is not None:
         env["MVISION_CPU"] = cpu
@@ -296,6 +300,12 @@ def main() -> None:
         default=1,
         help="repeat the whole measurement, alternating mvision and OpenCV; keep the best",
     )
+    ap.add_argument(
+        "--cases",
+        metavar="ID,...",
+        help="only these case ids (e.g. integral_u8,integral_sq_u8), passed to `mvision bench "
+        "filter --cases`; all when absent",
+    )
     ap.add_argument("--check-size", default="640x480", help="image size of the agreement check")
     ap.add_argument("--json-out", metavar="FILE", help="also write every number as JSON")
     args = ap.parse_args()
@@ -323,7 +333,7 @@ def main() -> None:
     for rnd in range(args.rounds):
         for label, path in builds:
             cpu = cpu_caps.get(label)
-            ours_rounds[label].append(run_mvision_bench(path, args.sizes, args.repeat, cpu))
+            ours_rounds[label].append(run_mvision_bench(path, args.sizes, args.repeat, cpu, args.cases))
         kernels = ours_rounds[builds[0][0]][0]["dense_kernels"]
         case_ids = list(dict.fromkeys(r["case"] for r in ours_rounds[builds[0][0]][0]["results"]))
         for w, h in sizes:

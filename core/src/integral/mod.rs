@@ -4,6 +4,11 @@
 //! all pixels above and left of it (row 0 and column 0 are zero), so any window's sum is four
 //! reads. The plain table is `u32` (valid while `255·w·h < 2³²`, about 16.8 Mpixel); the
 //! squared table is `u64`.
+//!
+//! Each row is a prefix sum plus the row above. On x86 the prefix runs in vectors at every
+//! instruction-set level (`prefix_sse2`, `prefix_avx2`, `prefix_avx512`, exact integers, so
+//! every level writes the same tables); with AVX-512 both tables come from one pass, and tables
+//! larger than the caches are written in bands of rows with non-temporal stores.
 
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
@@ -11,6 +16,12 @@
 ))]
 #[allow(unsafe_code)]
 mod prefix_avx2;
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+#[allow(unsafe_code)]
+mod prefix_avx512;
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
@@ -53,15 +64,15 @@ pub fn integral_u8(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     ))]
-    let (fast_sum, fast_sq) = (prefix_sse2::sum_row, sq_row_x86 as FastRow<u64>);
+    let (fast_sum, fast_both) = (sum_row_x86 as FastRow<u32>, sum_sq_row_x86 as FastRows);
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     )))]
-    let (fast_sum, fast_sq) = (no_fast_row::<u32>, no_fast_row::<u64>);
-    fill_table(src, sum, |p| p as u32, fast_sum);
-    if let Some(sq) = sqsum {
-        fill_table(src, sq, |p| (p as u64) * (p as u64), fast_sq);
+    let (fast_sum, fast_both) = (no_fast_row::<u32>, no_fast_rows as FastRows);
+    match sqsum {
+        None => fill_sum_table(src, sum, fast_sum),
+        Some(sq) => fill_tables(src, sum, sq, fast_both),
     }
     Ok(())
 }
@@ -85,24 +96,67 @@ macro_rules! table_entry {
 table_entry!(u32);
 table_entry!(u64);
 
-/// A vectorised row of [`fill_table`]: `(row, above, out, acc)` fills a prefix of `out` as the
-/// scalar loop would, starting from the running sum `acc`, and returns its length and the
+/// A vectorised row of [`fill_sum_table`]: `(row, above, out, acc)` fills a prefix of `out` as
+/// the scalar loop would, starting from the running sum `acc`, and returns its length and the
 /// running sum after it.
 type FastRow<T> = fn(&[u8], &[T], &mut [T], T) -> (usize, T);
 
-/// The squared table's [`FastRow`] on x86: AVX2 where [`crate::cpu::active`] allows it, else
+/// The sum table's [`FastRow`] on x86: AVX-512 where [`crate::cpu::active`] allows it, else
 /// SSE2.
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
 ))]
-fn sq_row_x86(row: &[u8], above: &[u64], out: &mut [u64], acc: u64) -> (usize, u64) {
-    if crate::cpu::active() >= crate::cpu::Level::X86V3 {
+fn sum_row_x86(row: &[u8], above: &[u32], out: &mut [u32], acc: u32) -> (usize, u32) {
+    if acc == 0 && crate::cpu::active() >= crate::cpu::Level::X86V4 {
+        // SAFETY: `active()` only reports x86-64-v4 where the CPU and the OS support
+        // AVX-512 F/BW/DQ/VL (and AVX2).
+        #[allow(unsafe_code)]
+        return unsafe { prefix_avx512::sum_row(row, above, out) };
+    }
+    prefix_sse2::sum_row(row, above, out, acc)
+}
+
+/// A vectorised row of [`fill_tables`]: `(row, above_sum, out_sum, above_sq, out_sq)` fills
+/// the same prefix of `out_sum` and `out_sq` as the scalar loop would, and returns its length
+/// and the two running sums after it.
+type FastRows = fn(&[u8], &[u32], &mut [u32], &[u64], &mut [u64]) -> (usize, u32, u64);
+
+/// [`FastRows`] on x86: AVX-512 (both tables in one pass) or AVX2 (squares) where
+/// [`crate::cpu::active`] allows it, else SSE2; one table after the other below x86-64-v4, on
+/// the same row while it is in the L1 cache.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+fn sum_sq_row_x86(
+    row: &[u8],
+    above_sum: &[u32],
+    out_sum: &mut [u32],
+    above_sq: &[u64],
+    out_sq: &mut [u64],
+) -> (usize, u32, u64) {
+    use crate::cpu::{active, Level};
+    let level = active();
+    if level >= Level::X86V4 {
+        // SAFETY: `active()` only reports x86-64-v4 where the CPU and the OS support
+        // AVX-512 F/BW/DQ/VL (and AVX2).
+        #[allow(unsafe_code)]
+        return unsafe { prefix_avx512::sum_sq_row(row, above_sum, out_sum, above_sq, out_sq) };
+    }
+    let (done_sum, acc_sum) = prefix_sse2::sum_row(row, above_sum, out_sum, 0);
+    let (done_sq, acc_sq) = if level >= Level::X86V3 {
         // SAFETY: `active()` only reports x86-64-v3 where the CPU and the OS support AVX2.
         #[allow(unsafe_code)]
-        return unsafe { prefix_avx2::sq_row(row, above, out, acc) };
-    }
-    prefix_sse2::sq_row(row, above, out, acc)
+        unsafe {
+            prefix_avx2::sq_row(row, above_sq, out_sq, 0)
+        }
+    } else {
+        prefix_sse2::sq_row(row, above_sq, out_sq, 0)
+    };
+    // Both step 16 pixels over the same row, so they stop at the same place.
+    debug_assert_eq!(done_sum, done_sq);
+    (done_sum.min(done_sq), acc_sum, acc_sq)
 }
 
 /// The [`FastRow`] of targets without one: nothing done.
@@ -111,29 +165,182 @@ fn no_fast_row<T>(_: &[u8], _: &[T], _: &mut [T], acc: T) -> (usize, T) {
     (0, acc)
 }
 
-/// Writes the summed-area table of `term(p)` over `src` into `table` (row 0 and column 0 zero),
-/// each row through `fast` first, the rest of it by the scalar loop.
-fn fill_table<T: TableEntry>(
-    src: &ImageView<'_, u8>,
-    table: &mut ImageViewMut<'_, T>,
-    term: impl Fn(u8) -> T,
-    fast: FastRow<T>,
-) {
-    table.row_mut(0).fill(T::default());
-    for y in 0..src.height() {
-        let (above, below) = split_rows(table, y);
-        below[0] = T::default();
-        let row = src.row(y);
-        let (done, mut acc) = fast(row, &above[1..], &mut below[1..], T::default());
-        for ((o, &a), &p) in below[1 + done..]
-            .iter_mut()
-            .zip(&above[1 + done..])
-            .zip(&row[done..])
-        {
-            acc = acc + term(p);
-            *o = a + acc;
-        }
+/// The [`FastRows`] of targets without one: nothing done.
+#[allow(dead_code)]
+fn no_fast_rows(_: &[u8], _: &[u32], _: &mut [u32], _: &[u64], _: &mut [u64]) -> (usize, u32, u64) {
+    (0, 0, 0)
+}
+
+/// Writes the summed-area table of `src` into `sum` (row 0 and column 0 zero), each row
+/// through `fast` first, the rest of it by the scalar loop.
+fn fill_sum_table(src: &ImageView<'_, u8>, sum: &mut ImageViewMut<'_, u32>, fast: FastRow<u32>) {
+    sum.row_mut(0).fill(0);
+    #[cfg(target_arch = "x86_64")]
+    let first = fill_bands_streamed::<SUM_BAND_ROWS>(src, sum, None);
+    #[cfg(not(target_arch = "x86_64"))]
+    let first = 0;
+    for y in first..src.height() {
+        let (above, out) = split_rows(sum, y);
+        let (done, acc) = fast(src.row(y), &above[1..], &mut out[1..], 0);
+        finish_row(src, sum, y, done, acc);
     }
+}
+
+/// Completes row `y + 1` of the sum table after a vectorised prefix of `done` pixels whose
+/// running sum is `acc`: the zero column and the scalar tail.
+fn finish_row(
+    src: &ImageView<'_, u8>,
+    sum: &mut ImageViewMut<'_, u32>,
+    y: usize,
+    done: usize,
+    mut acc: u32,
+) {
+    let (above, out) = split_rows(sum, y);
+    out[0] = 0;
+    for ((o, &a), &p) in out[1 + done..]
+        .iter_mut()
+        .zip(&above[1 + done..])
+        .zip(&src.row(y)[done..])
+    {
+        acc += p as u32;
+        *o = a + acc;
+    }
+}
+
+/// Writes both summed-area tables of `src`, pixels into `sum` and squares into `sq`, row by
+/// row: each row through `fast` first, the rest of it by the scalar loop. One pass over the
+/// image instead of one per table: each source row is read once and both tables' rows are
+/// written while the row above each is still in the cache.
+fn fill_tables(
+    src: &ImageView<'_, u8>,
+    sum: &mut ImageViewMut<'_, u32>,
+    sq: &mut ImageViewMut<'_, u64>,
+    fast: FastRows,
+) {
+    sum.row_mut(0).fill(0);
+    sq.row_mut(0).fill(0);
+    #[cfg(target_arch = "x86_64")]
+    let first = fill_bands_streamed::<SQ_BAND_ROWS>(src, sum, Some(sq));
+    #[cfg(not(target_arch = "x86_64"))]
+    let first = 0;
+    for y in first..src.height() {
+        let (above_sum, out_sum) = split_rows(sum, y);
+        let (above_sq, out_sq) = split_rows(sq, y);
+        let (done, acc_sum, acc_sq) = fast(
+            src.row(y),
+            &above_sum[1..],
+            &mut out_sum[1..],
+            &above_sq[1..],
+            &mut out_sq[1..],
+        );
+        finish_rows(src, sum, sq, y, done, acc_sum, acc_sq);
+    }
+}
+
+/// Completes row `y + 1` of both tables after a vectorised prefix of `done` pixels whose
+/// running sums are `acc_sum` and `acc_sq`: the zero column and the scalar tail.
+fn finish_rows(
+    src: &ImageView<'_, u8>,
+    sum: &mut ImageViewMut<'_, u32>,
+    sq: &mut ImageViewMut<'_, u64>,
+    y: usize,
+    done: usize,
+    mut acc_sum: u32,
+    mut acc_sq: u64,
+) {
+    let (above_sum, out_sum) = split_rows(sum, y);
+    let (above_sq, out_sq) = split_rows(sq, y);
+    out_sum[0] = 0;
+    out_sq[0] = 0;
+    let tail = out_sum[1 + done..]
+        .iter_mut()
+        .zip(&above_sum[1 + done..])
+        .zip(out_sq[1 + done..].iter_mut().zip(&above_sq[1 + done..]))
+        .zip(&src.row(y)[done..]);
+    for (((os, &a_s), (oq, &a_q)), &p) in tail {
+        acc_sum += p as u32;
+        acc_sq += (p as u64) * (p as u64);
+        *os = a_s + acc_sum;
+        *oq = a_q + acc_sq;
+    }
+}
+
+/// Source rows per band of [`fill_bands_streamed`] with the squared table: the memory traffic
+/// per pixel is the tables' 12 bytes plus 12 / `SQ_BAND_ROWS` for the cached last row (read
+/// before it is written). Measured on Zen 5 at 3840x2160: 16 rows ~15 % faster than 8.
+#[cfg(target_arch = "x86_64")]
+const SQ_BAND_ROWS: usize = 16;
+
+/// As [`SQ_BAND_ROWS`] for the sum table alone, where 8 rows measured faster than 16 (fewer
+/// values held across the band).
+#[cfg(target_arch = "x86_64")]
+const SUM_BAND_ROWS: usize = 8;
+
+/// Tables (both together) at least this large are written with non-temporal stores: larger
+/// than most last-level caches, so they would be evicted before use anyway, while smaller
+/// ones are faster written (and later read) through the cache.
+#[cfg(target_arch = "x86_64")]
+const STREAM_MIN_BYTES: usize = 16 << 20;
+
+/// On x86-64-v4, for tables of at least [`STREAM_MIN_BYTES`]: rows of the sum table and, if
+/// given, the squared table in bands of `K` rows with `prefix_avx512::band_streamed`;
+/// returns how many source rows are done (0 where this does not apply), the rest left to the
+/// row-by-row loop.
+#[cfg(target_arch = "x86_64")]
+fn fill_bands_streamed<const K: usize>(
+    src: &ImageView<'_, u8>,
+    sum: &mut ImageViewMut<'_, u32>,
+    mut sq: Option<&mut ImageViewMut<'_, u64>>,
+) -> usize {
+    let (w, h) = src.size();
+    let entry_bytes = if sq.is_some() { 4 + 8 } else { 4 };
+    let bytes = (w + 1).saturating_mul(h + 1).saturating_mul(entry_bytes);
+    if crate::cpu::active() < crate::cpu::Level::X86V4 || bytes < STREAM_MIN_BYTES {
+        return 0;
+    }
+    let (src_stride, sum_stride) = (src.stride(), sum.stride());
+    let sq_stride = sq.as_ref().map_or(0, |q| q.stride());
+    let mut y = 0;
+    while y + K <= h {
+        // Source rows y..y + K; table rows y..=y + K from column 1.
+        let rows = &src.as_slice()[y * src_stride..];
+        let sum_rows = sum.rows_mut_raw(y * sum_stride + 1, K * sum_stride + w);
+        // SAFETY (both calls): `active()` only reports x86-64-v4 where the CPU and the OS
+        // support AVX-512 F/BW/DQ/VL (and AVX2).
+        #[allow(unsafe_code)]
+        let band = match sq.as_deref_mut() {
+            Some(q) => {
+                let sq_rows = q.rows_mut_raw(y * sq_stride + 1, K * sq_stride + w);
+                unsafe {
+                    prefix_avx512::band_streamed::<K, true>(
+                        rows, src_stride, sum_rows, sum_stride, sq_rows, sq_stride, w,
+                    )
+                }
+            }
+            None => unsafe {
+                prefix_avx512::band_streamed::<K, false>(
+                    rows,
+                    src_stride,
+                    sum_rows,
+                    sum_stride,
+                    &mut [],
+                    0,
+                    w,
+                )
+            },
+        };
+        let Some((done, acc_sum, acc_sq)) = band else {
+            break;
+        };
+        for r in 0..K {
+            match sq.as_deref_mut() {
+                Some(q) => finish_rows(src, sum, q, y + r, done, acc_sum[r], acc_sq[r]),
+                None => finish_row(src, sum, y + r, done, acc_sum[r]),
+            }
+        }
+        y += K;
+    }
+    y
 }
 
 /// Rows `y` (read) and `y + 1` (write) of a table, borrowed together.
