@@ -313,52 +313,6 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
     }
 }
 
-/* Pass 2, for one column x: the column sums of tiles ty in [t0, t1) replaced by their exclusive
- * scan starting from carry; four loads are issued before their stores. */
-#define MV_INTEGRAL_EXCLUSIVE(T, col, x, width, t0, t1, carry)                                 \
-    do {                                                                                      \
-        T acc_ = (carry);                                                                     \
-        for (int t_ = (t0); t_ < (t1); t_ += 4) {                                             \
-            T v_[4];                                                                          \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < 4; ++k_) {                                                  \
-                v_[k_] = t_ + k_ < (t1) ? (col)[(t_ + k_) * (width) + (x)] : (T)0;            \
-            }                                                                                 \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < 4; ++k_) {                                                  \
-                if (t_ + k_ < (t1)) {                                                         \
-                    (col)[(t_ + k_) * (width) + (x)] = acc_;                                  \
-                }                                                                             \
-                acc_ += v_[k_];                                                               \
-            }                                                                                 \
-        }                                                                                     \
-    } while (0)
-
-/* Pass 2, for rows y in [y0, y1): E(y) = carry + the row sums of tiles left of tx up to y. */
-#define MV_INTEGRAL_LEFT(T, rows, e, tx, height, y0, y1, carry)                               \
-    do {                                                                                      \
-        T acc_ = (carry);                                                                     \
-        for (int y_ = (y0); y_ < (y1); y_ += 4) {                                             \
-            T h_[4];                                                                          \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < 4; ++k_) {                                                  \
-                h_[k_] = 0;                                                                   \
-                if (y_ + k_ < (y1)) {                                                         \
-                    for (int u_ = 0; u_ < (tx); ++u_) {                                       \
-                        h_[k_] += (rows)[u_ * (height) + y_ + k_];                            \
-                    }                                                                         \
-                }                                                                             \
-            }                                                                                 \
-            MV_UNROLL                                                                         \
-            for (int k_ = 0; k_ < 4; ++k_) {                                                  \
-                acc_ += h_[k_];                                                               \
-                if (y_ + k_ < (y1)) {                                                         \
-                    (e)[y_ + k_] = acc_;                                                      \
-                }                                                                             \
-            }                                                                                 \
-        }                                                                                     \
-    } while (0)
-
 /* Values per work-item and round of the parallel pass 2, and tile columns summed per batch of
  * loads of its row groups. */
 #define MV_ICK 8
@@ -507,10 +461,7 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
  * the group scans the totals in local memory (over the lanes of a column, or over the group)
  * and the work-item writes its exclusive (C) or inclusive (E) scan from that offset plus the
  * carry of the previous rounds: at 3840 x 2160 with 256 x 64 tiles, one round in the column
- * groups, two in the row groups.
- * Else (serial, the previous pass): each work-item sums its share of tiles (or, per row, the
- * row sums left of tx) in a loop, the group scans the totals, and MV_INTEGRAL_EXCLUSIVE /
- * MV_INTEGRAL_LEFT reread them to write the scan. */
+ * groups, two in the row groups. */
 MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scratch64, int width,
                               int height, int want_sq)
 {
@@ -522,7 +473,6 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
     MV_LOCAL_ARRAY(mv_u32, hv, 2 * MV_ITILE_H);
     MV_LOCAL_ARRAY(mv_u64, hv64, 2 * MV_ITILE_H);
 #endif
-#if MV_ICARRY_PAR || MV_ICARRY_TILED
     int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
     int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;
     int ncol_groups = (width + MV_ILANES - 1) / MV_ILANES;
@@ -631,82 +581,6 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
         }
         MV_BARRIER(); /* everyone has read tot before the next round overwrites it */
     }
-#else
-    int ntx = (width + MV_ITILE_W - 1) / MV_ITILE_W;
-    int nty = (height + MV_ITILE_H - 1) / MV_ITILE_H;
-    int ncol_groups = (width + MV_ILANES - 1) / MV_ILANES;
-    int g = MV_GROUP_X;
-    int lid = MV_LID_X;
-    int n = MV_LSIZE_X;
-    int col_group = g < ncol_groups;
-    /* Column groups: column x, tiles [a, b) of it. Row groups: tile column tx, rows [a, b). */
-    int lx = lid % MV_ILANES;
-    int ly = lid / MV_ILANES;
-    int x = g * MV_ILANES + lx;
-    int tx = g - ncol_groups + 1;
-    int base = nty * width;
-    MV_GLOBAL const mv_u32* rows = scratch + base;
-    MV_GLOBAL const mv_u64* rows64 = scratch64 + base;
-    MV_GLOBAL mv_u32* e = scratch + base + ntx * height + tx * height;
-    MV_GLOBAL mv_u64* e64 = scratch64 + base + ntx * height + tx * height;
-    int a;
-    int b;
-    if (col_group) {
-        int lanes = n / MV_ILANES;
-        int per = (nty + lanes - 1) / lanes;
-        a = x < width ? MV_IMIN(ly * per, nty) : 0;
-        b = x < width ? MV_IMIN(a + per, nty) : 0;
-    } else {
-        int per = (height + n - 1) / n;
-        a = MV_IMIN(lid * per, height);
-        b = MV_IMIN(a + per, height);
-    }
-    mv_u32 s = 0;
-    mv_u64 q = 0;
-    if (col_group) {
-        for (int t = a; t < b; ++t) {
-            s += scratch[t * width + x];
-            if (want_sq) {
-                q += scratch64[t * width + x];
-            }
-        }
-    } else {
-        for (int y = a; y < b; ++y) {
-            for (int u = 0; u < tx; ++u) {
-                s += rows[u * height + y];
-                if (want_sq) {
-                    q += rows64[u * height + y];
-                }
-            }
-        }
-    }
-    tot[lid] = s;
-    tot64[lid] = q;
-    MV_BARRIER();
-    /* Inclusive Hillis-Steele scan of the totals: over the lanes of each column (steps of 32)
-     * or over the whole group; then each work-item's exclusive carry. */
-    for (int off = col_group ? MV_ILANES : 1; off < n; off <<= 1) {
-        mv_u32 v = lid >= off ? tot[lid - off] : 0u;
-        mv_u64 v64 = lid >= off ? tot64[lid - off] : (mv_u64)0;
-        MV_BARRIER();
-        tot[lid] += v;
-        tot64[lid] += v64;
-        MV_BARRIER();
-    }
-    mv_u32 carry = tot[lid] - s;
-    mv_u64 carry64 = tot64[lid] - q;
-    if (col_group) {
-        MV_INTEGRAL_EXCLUSIVE(mv_u32, scratch, x, width, a, b, carry);
-        if (want_sq) {
-            MV_INTEGRAL_EXCLUSIVE(mv_u64, scratch64, x, width, a, b, carry64);
-        }
-    } else {
-        MV_INTEGRAL_LEFT(mv_u32, rows, e, tx, height, a, b, carry);
-        if (want_sq) {
-            MV_INTEGRAL_LEFT(mv_u64, rows64, e64, tx, height, a, b, carry64);
-        }
-    }
-#endif
 }
 
 /* Pass 3: `out` = the sum of `run` over the lanes left of the calling one in its tile row (T of

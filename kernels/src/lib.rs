@@ -108,7 +108,7 @@ pub const INTEGRAL_TILE_H_MAX: usize = 128;
 ///   shuffles: there it is `local`).
 /// * `MVISION_INTEGRAL_GROUP=32|64|128|256`: the largest work-group of the tiled kernels
 ///   (default 256, [`INTEGRAL_GROUP_MAX`]).
-/// * `MVISION_INTEGRAL_CARRIES=tiled|par|serial`: pass 2 (`mv_integral_carries`,
+/// * `MVISION_INTEGRAL_CARRIES=tiled|par`: pass 2 (`mv_integral_carries`,
 ///   `MV_ICARRY_TILED`, `MV_ICARRY_PAR`), see [`IntegralCarries`]; default `tiled`.
 ///
 /// Unparsable values are ignored (the default holds).
@@ -135,9 +135,6 @@ pub enum IntegralCarries {
     /// `par` (`MV_ICARRY_PAR`): one row group per tile column tx ≥ 1 scanning all rows, every
     /// column / row sum loaded once into registers, a batch at a time.
     Par,
-    /// `serial`: the first pass 2 (serial loops over the tiles of each work-item, the left row
-    /// sums summed twice).
-    Serial,
 }
 
 impl IntegralTuning {
@@ -185,7 +182,6 @@ impl IntegralTuning {
         match carries.map(str::trim) {
             Some("tiled") => t.carries = IntegralCarries::Tiled,
             Some("par") => t.carries = IntegralCarries::Par,
-            Some("serial") => t.carries = IntegralCarries::Serial,
             _ => {}
         }
         t
@@ -206,14 +202,13 @@ impl IntegralTuning {
         })
     }
 
-    /// `"256x64/shfl/g256"`, as benchmarks print it (`"/par"` or `"/serial"` appended with
-    /// those carries passes).
+    /// `"256x64/shfl/g256"`, as benchmarks print it (`"/par"` appended with that
+    /// carries pass).
     pub fn label(&self) -> String {
         let variant = if self.shuffle { "shfl" } else { "local" };
         let carries = match self.carries {
             IntegralCarries::Tiled => "",
             IntegralCarries::Par => "/par",
-            IntegralCarries::Serial => "/serial",
         };
         format!(
             "{INTEGRAL_TILE_W}x{}/{variant}/g{}{carries}",

@@ -127,7 +127,7 @@ impl<B: Copy> IntegralPlan<B> {
             };
             let row_groups = match IntegralTuning::get().carries {
                 IntegralCarries::Tiled => (ntx - 1) * nty,
-                IntegralCarries::Par | IntegralCarries::Serial => ntx - 1,
+                IntegralCarries::Par => ntx - 1,
             };
             let carry_groups = w.div_ceil(INTEGRAL_GROUP_MIN) + row_groups;
             let launch = |kernel, args, groups: usize| {
