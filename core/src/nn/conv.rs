@@ -14,7 +14,12 @@
 //! * [`ConvMethod::Winograd`]: Lavin & Gray's F(2×2, 3×3) for 3×3, stride-1, undilated kernels:
 //!   input tiles and weights transformed, 16 GEMMs over all the batch's tiles, 2.25× fewer
 //!   multiplications than im2col on whole tiles; [`conv2d_winograd_prepared`] runs it on
-//!   weights transformed once ([`winograd_prepare_weights`], 16/9 of the weights' memory).
+//!   weights transformed once ([`winograd_prepare_weights`], 16/9 of the weights' memory);
+//! * [`ConvMethod::Blocked`]: direct convolution on output channels blocked by 16 (ONNX
+//!   Runtime's "NCHWc" kernel with NCHW input and output): a register tile of 6 output pixels
+//!   × 64 output channels accumulates broadcast inputs times weight vectors over every tap;
+//!   [`conv2d_blocked_prepared`] runs it on weights re-laid out once
+//!   ([`blocked_prepare_weights`]).
 //!
 //! Weights are `c_out × c_in/groups × kh × kw` (ONNX / PyTorch order), bias one value per output
 //! channel. [`workspace_len`] gives each method's working memory; [`choose_method`] picks the
@@ -23,6 +28,7 @@
 //! memory model of seed 004 (see their docs for where the paper's formulas and the methods
 //! differ).
 
+use super::blocked;
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
 use super::tensor::{checked_bytes, checked_product};
 use super::winograd;
@@ -219,6 +225,12 @@ pub enum ConvMethod {
     /// more ulps than the other methods: their error scales with the transformed operands' sizes
     /// (a 4×4 input patch and a whole kernel per element), not with each `x·w`.
     Winograd,
+    /// Direct convolution on output channels blocked by 16 (any geometry): weights re-laid out
+    /// on every call into the workspace ([`conv2d_blocked_prepared`] takes them re-laid out
+    /// once, [`blocked_prepare_weights`]), the input zero-padded into it when the shape has
+    /// padding. Taps are summed in `(ic, ky, kx)` order like [`ConvMethod::Direct`], with fused
+    /// multiply-adds on AVX-512.
+    Blocked,
 }
 
 fn add(a: usize, b: usize) -> Result<usize> {
@@ -241,6 +253,8 @@ fn mfca_block_w(d: &ConvDims, m: usize) -> Result<usize> {
 ///   packing;
 /// * Winograd: with `T = n·⌈Oh/2⌉·⌈Ow/2⌉` tiles, `C = c_in/g`, `O = c_out/g`, the transformed
 ///   weights `16·O·C`, input `16·C·T` and products `16·O·T`, GEMM packing of `O × T × C`;
+/// * Blocked: the re-laid-out weights ([`blocked_weights_len`]) and, with padding, one
+///   zero-padded group of input channels `C/g·Hp·Wp` ([`blocked_workspace_len`]);
 ///
 /// with `K = C/g·Kh·Kw`, `Hp` the padded height and packing [`gemm_pack_len`] of the largest
 /// GEMM. The workspace is reused across images and groups.
@@ -282,6 +296,7 @@ pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
             add(add(lowered, result)?, gemm_pack_len(ocg, cols, k))?
         }
         ConvMethod::Winograd => winograd::workspace_len(shape, &d)?,
+        ConvMethod::Blocked => add(blocked_weights_len(shape)?, blocked_workspace_len(shape)?)?,
     };
     checked_bytes(len)?;
     Ok(len)
@@ -292,7 +307,8 @@ pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
 /// * Direct: 0; Im2col: `K·Oh·Ow` (also for pointwise kernels);
 /// * Mec: `Ow·Hp·Kw·C/g` (one `Hp × Kw` strip per output column);
 /// * Mfca{m}: `K·Oh·⌈Ow/m⌉` (one block at a time);
-/// * Winograd: the transformed input, `16·C/g·n·⌈Oh/2⌉·⌈Ow/2⌉` (for the whole batch).
+/// * Winograd: the transformed input, `16·C/g·n·⌈Oh/2⌉·⌈Ow/2⌉` (for the whole batch);
+/// * Blocked: nothing is lowered; the zero-padded input copy `C/g·Hp·Wp` (0 without padding).
 ///
 /// # Errors
 /// As [`workspace_len`].
@@ -313,6 +329,7 @@ pub fn lowered_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
                 d.out_w.div_ceil(2),
             ])
         }
+        ConvMethod::Blocked => blocked_workspace_len(shape),
     }
 }
 
@@ -443,6 +460,12 @@ pub fn conv2d(
         // All images at once: their tiles share each GEMM.
         return winograd::conv(shape, &d, input, weights, bias, output, workspace);
     }
+    if method == ConvMethod::Blocked {
+        let (wb, pad) = workspace.split_at_mut(blocked_weights_len(shape)?);
+        blocked::prepare_weights(shape, &d, weights, wb);
+        blocked::conv(shape, &d, input, wb, bias, output, pad);
+        return Ok(());
+    }
     let s = shape;
     let (cg, ocg) = (s.cg(), s.ocg());
     let in_g = cg * s.h * s.w;
@@ -470,7 +493,7 @@ pub fn conv2d(
                 ConvMethod::Im2col => im2col_gemm(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mec => mec(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mfca { m } => mfca(s, &d, m, x, wt, y, workspace)?,
-                ConvMethod::Winograd => {} // Computed above, for the whole batch.
+                ConvMethod::Winograd | ConvMethod::Blocked => {} // Computed above.
             }
         }
     }
@@ -554,6 +577,80 @@ pub fn conv2d_winograd_prepared(
         return Err(Error::BufferTooSmall);
     }
     winograd::conv_prepared(shape, &d, input, prepared, bias, output, workspace)
+}
+
+/// Elements of the weights re-laid out for [`ConvMethod::Blocked`]
+/// ([`blocked_prepare_weights`]): `groups·⌈(c_out/groups)/16⌉·16·K`, the weights' size when
+/// `c_out/groups` is a multiple of 16 (zeros fill each group's last block otherwise).
+///
+/// # Errors
+/// Those of [`Conv2dShape::dims`]; [`Error::Overflow`] if the length overflows.
+pub fn blocked_weights_len(shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    let len = checked_product(&blocked::weights_len(shape, &d))?;
+    checked_bytes(len)?;
+    Ok(len)
+}
+
+/// Working memory (`f32` elements) of [`conv2d_blocked_prepared`]: one zero-padded group of
+/// input channels, `c_in/groups·(h + pad_top + pad_bottom)·(w + pad_left + pad_right)`, or 0
+/// when the shape has no padding.
+///
+/// # Errors
+/// As [`blocked_weights_len`].
+pub fn blocked_workspace_len(shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    let len = checked_product(&blocked::padded_len(shape, &d))?;
+    checked_bytes(len)?;
+    Ok(len)
+}
+
+/// Re-lays out `weights` (`c_out × c_in/groups × kh × kw`) once into `prepared`
+/// ([`blocked_weights_len`] elements) for [`conv2d_blocked_prepared`].
+///
+/// # Errors
+/// As [`blocked_weights_len`]; [`Error::BufferTooSmall`] if `weights` or `prepared` is too
+/// short. Nothing is written on error.
+pub fn blocked_prepare_weights(
+    shape: &Conv2dShape,
+    weights: &[f32],
+    prepared: &mut [f32],
+) -> Result<()> {
+    let d = shape.dims()?;
+    if weights.len() < d.weight_len || prepared.len() < blocked_weights_len(shape)? {
+        return Err(Error::BufferTooSmall);
+    }
+    blocked::prepare_weights(shape, &d, weights, prepared);
+    Ok(())
+}
+
+/// [`conv2d`] with [`ConvMethod::Blocked`] on weights already re-laid out by
+/// [`blocked_prepare_weights`] (for the same `shape`): the same result, bit for bit, without
+/// the per-call re-layout. `workspace` holds at least [`blocked_workspace_len`] elements (none
+/// without padding).
+///
+/// # Errors
+/// As [`blocked_weights_len`]; [`Error::BufferTooSmall`] if `input`, `prepared`, `output`,
+/// `bias` or `workspace` is too short. Nothing is written on error.
+pub fn conv2d_blocked_prepared(
+    shape: &Conv2dShape,
+    input: &[f32],
+    prepared: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+    workspace: &mut [f32],
+) -> Result<()> {
+    let d = shape.dims()?;
+    if input.len() < d.input_len
+        || prepared.len() < blocked_weights_len(shape)?
+        || output.len() < d.output_len
+        || workspace.len() < blocked_workspace_len(shape)?
+        || bias.is_some_and(|b| b.len() < shape.c_out)
+    {
+        return Err(Error::BufferTooSmall);
+    }
+    blocked::conv(shape, &d, input, prepared, bias, output, workspace);
+    Ok(())
 }
 
 /// Output columns `ox` whose input column `ox·stride + kx·dilation − pad` lies in `0..w`.

@@ -15,6 +15,7 @@
 
 pub mod activation;
 pub mod batchnorm;
+mod blocked;
 pub mod conv;
 pub mod dense;
 pub mod elementwise;
