@@ -26,6 +26,7 @@ mod counting_alloc;
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 use common::Rng;
+use mvision_core::cpu;
 use mvision_core::nn::conv::{
     blocked_prepare_weights, blocked_weights_len, blocked_workspace_len, choose_method, conv2d,
     conv2d_blocked_prepared, conv2d_winograd_prepared, lowered_len, mfca_best_m, mfca_model_len,
@@ -698,17 +699,20 @@ fn selector_picks_the_first_method_that_fits() {
     let mut dw = Conv2dShape::new(1, 32, 20, 20, 32, 3, 3);
     dw.groups = 32;
     assert_eq!(choose_method(&dw, usize::MAX), Ok(ConvMethod::Direct));
-    // Many output channels: Winograd (3×3, stride 1, ≥ 64 channels both ways), then im2col,
-    // MFCA, MEC and direct as the budget shrinks.
-    for (c_in, hw, c_out, k, stride, winograd) in [
-        (3, 60, 16, 11, 1, false),
-        (64, 25, 192, 3, 1, true),
-        (64, 25, 192, 3, 2, false),
-        (63, 13, 192, 3, 1, false),
-        (256, 13, 64, 3, 1, true),
-        (256, 13, 63, 3, 1, false),
-        (16, 40, 8, 5, 1, false),
-        (8, 100, 5, 3, 1, false),
+    // Many output channels: Winograd (3×3, stride 1, ≥ 64 channels both ways), else blocked
+    // (≥ 16 output channels, where the AVX-512 tile runs), then im2col, MFCA, MEC and direct as
+    // the budget shrinks.
+    let fast = cpu::active() == cpu::Level::X86V4;
+    for (c_in, hw, c_out, k, stride, winograd, blocked) in [
+        (3, 60, 16, 11, 1, false, fast),
+        (64, 25, 192, 3, 1, true, false),
+        (64, 25, 192, 3, 2, false, fast),
+        (63, 13, 192, 3, 1, false, fast),
+        (256, 13, 64, 3, 1, true, false),
+        (256, 13, 63, 3, 1, false, fast),
+        (16, 40, 15, 5, 1, false, false),
+        (16, 40, 8, 5, 1, false, false),
+        (8, 100, 5, 3, 1, false, false),
     ] {
         let mut s = Conv2dShape::new(1, c_in, hw, hw, c_out, k, k);
         s.pad_top = 1;
@@ -721,6 +725,9 @@ fn selector_picks_the_first_method_that_fits() {
         let mut order = vec![ConvMethod::Im2col, mfca, ConvMethod::Mec];
         if winograd {
             order.insert(0, ConvMethod::Winograd);
+        }
+        if blocked {
+            order.insert(0, ConvMethod::Blocked);
         }
         assert_eq!(choose_method(&s, usize::MAX), Ok(order[0]));
         assert_eq!(choose_method(&s, len(order[0])), Ok(order[0]));
@@ -735,6 +742,9 @@ fn selector_picks_the_first_method_that_fits() {
         if winograd {
             budgets.push(len(ConvMethod::Winograd) - 1);
         }
+        if blocked {
+            budgets.push(len(ConvMethod::Blocked) - 1);
+        }
         for budget in budgets {
             let m = choose_method(&s, budget).unwrap();
             assert!(len(m) <= budget);
@@ -746,6 +756,9 @@ fn selector_picks_the_first_method_that_fits() {
             assert_eq!(m, expected, "{s:?} budget {budget}");
         }
     }
+    // Pointwise kernels stay with im2col (no lowering), whatever the CPU.
+    let pw = Conv2dShape::new(1, 64, 14, 14, 128, 1, 1);
+    assert_eq!(choose_method(&pw, usize::MAX), Ok(ConvMethod::Im2col));
     assert_eq!(
         choose_method(&Conv2dShape::new(1, 1, 2, 2, 8, 3, 3), 0),
         Err(Error::SizeMismatch)

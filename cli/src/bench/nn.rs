@@ -198,6 +198,7 @@ fn method_name(m: ConvMethod) -> String {
         ConvMethod::Mec => "mec".into(),
         ConvMethod::Mfca { m } => format!("mfca[m={m}]"),
         ConvMethod::Winograd => "winograd".into(),
+        ConvMethod::Blocked => "blocked".into(),
     }
 }
 
@@ -256,12 +257,15 @@ pub fn run_conv(args: &ConvBenchArgs, out: &mut impl Write) -> Result<()> {
     const W: usize = 24;
     writeln!(
         out,
-        "{:<32}  {:>W$}  {:>W$}  {:>W$}  {:>W$}  {:>W$}",
-        "shape", "direct", "im2col", "mec", "mfca", "winograd (3x3 s1 only)"
+        "{:<32}  {:>W$}  {:>W$}  {:>W$}  {:>W$}  {:>W$}  {:>W$}",
+        "shape", "direct", "im2col", "mec", "mfca", "winograd (3x3 s1 only)", "blocked"
     )?;
     for (id, cells) in &rows {
         write!(out, "{id:<32}")?;
         for (m, flop, ws, t) in cells {
+            if *m == ConvMethod::Blocked && !cells.iter().any(|c| c.0 == ConvMethod::Winograd) {
+                write!(out, "  {:>W$}", "-")?;
+            }
             let mut cell = format!(
                 "{:.3} / {} / {:.0}",
                 ms(t),

@@ -18,7 +18,21 @@ pub(crate) const BLOCK: usize = 16;
 /// Blocks of output channels in the widest register tile.
 const TILE_BLOCKS: usize = 4;
 /// Output pixels (along a row) in the widest register tile.
-const PIXELS: usize = 5;
+const PIXELS: usize = 6;
+
+/// Whether this CPU runs the explicit AVX-512 tile (x86-64-v4 active). The portable tile's
+/// accumulators (384 `f32`) do not fit 128-bit registers, so elsewhere [`choose_method`]
+/// (super::conv::choose_method) keeps to the GEMM methods.
+pub(crate) fn fast() -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        crate::cpu::active() == crate::cpu::Level::X86V4
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        false
+    }
+}
 
 /// Whether the input needs a zero-padded copy (any padding).
 pub(crate) const fn padded(s: &Conv2dShape) -> bool {
@@ -64,13 +78,26 @@ pub(crate) fn prepare_weights(s: &Conv2dShape, d: &ConvDims, w: &[f32], out: &mu
             if (b0 + tb) * BLOCK > ocg {
                 dst.fill(0.0);
             }
-            // Tap by tap: the reads are up to 64 sequential streams, the writes sequential
-            // (channel by channel, the writes would be 64 bytes apart, much slower).
-            let lanes = ocg - b0 * BLOCK;
-            let src = &w[(g * ocg + b0 * BLOCK) * k..][..lanes.min(tb * BLOCK) * k];
-            for (t, out) in dst.chunks_exact_mut(tb * BLOCK).enumerate() {
-                for (o, row) in out.iter_mut().zip(src.chunks_exact(k)) {
-                    *o = row[t];
+            // 16 taps × 16 channels at a time through a local square: the reads are 16-value
+            // runs of 16 rows, the writes 16-value runs (tap by tap over all rows, with 64 read
+            // streams and a bounds check per value, this took an eighth of a 5×5 layer's time).
+            let rows = (ocg - b0 * BLOCK).min(tb * BLOCK);
+            let src = &w[(g * ocg + b0 * BLOCK) * k..][..rows * k];
+            for t0 in (0..k).step_by(BLOCK) {
+                let taps = BLOCK.min(k - t0);
+                for r0 in (0..rows).step_by(BLOCK) {
+                    let n = BLOCK.min(rows - r0);
+                    let mut sq = [[0.0f32; BLOCK]; BLOCK];
+                    for (row, v) in sq.iter_mut().zip(src[r0 * k..].chunks(k)).take(n) {
+                        row[..taps].copy_from_slice(&v[t0..t0 + taps]);
+                    }
+                    let (i, lane0) = (r0 / BLOCK, r0 % BLOCK);
+                    for tt in 0..taps {
+                        let o = &mut dst[((t0 + tt) * tb + i) * BLOCK + lane0..][..n];
+                        for (l, o) in o.iter_mut().enumerate() {
+                            *o = sq[l][tt];
+                        }
+                    }
                 }
             }
             b0 += tb;
@@ -203,7 +230,7 @@ fn rows(
         c0,
     };
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if crate::cpu::active() == crate::cpu::Level::X86V4 {
+    if fast() {
         // SAFETY: the active level's features (AVX-512 F/BW/DQ/VL, AVX2, FMA) are supported
         // by this CPU and OS (`cpu::detect`).
         #[allow(unsafe_code)]
@@ -226,44 +253,45 @@ struct Tile<'a> {
 }
 
 impl Tile<'_> {
-    /// Input offsets of the windows of output pixels `q .. q + P` (row-major over the output
-    /// plane: a tile may span rows, so short rows do not leave narrow tiles at their ends), after
-    /// checking (once per tile, cheap against its `K` taps) that the tile reads inside `x` and
-    /// `w` and writes inside `y` (`y_len` elements) over `NB` blocks.
+    /// Input offset of the window of output pixel `q` (row-major over the output plane; the
+    /// tile's `P` pixels lie in one row, `stride_w` apart in the input), after checking (once
+    /// per tile, cheap against its `K` taps) that the tile reads inside `x` and `w` and writes
+    /// inside `y` (`y_len` elements) over `NB` blocks.
     #[inline(always)]
-    fn offsets<const NB: usize, const P: usize>(&self, q: usize, y_len: usize) -> [usize; P] {
+    fn base<const NB: usize, const P: usize>(&self, q: usize, y_len: usize) -> usize {
         let g = self.g;
-        let (mut oy, mut ox) = (q / g.ow, q % g.ow);
-        let offs = core::array::from_fn(|_| {
-            let o = oy * g.sh * g.row + ox * g.sw;
-            ox += 1;
-            if ox == g.ow {
-                (oy, ox) = (oy + 1, 0);
-            }
-            o
-        });
+        let (oy, ox) = (q / g.ow, q % g.ow);
+        let base = oy * g.sh * g.row + ox * g.sw;
         let last_tap = (g.cg - 1) * g.plane + (g.kh - 1) * g.dh * g.row + (g.kw - 1) * g.dw;
         let ohw = g.oh * g.ow;
         let c_end = (self.c0 + NB * BLOCK).min(g.ocg);
         // Offsets grow with the pixel, so the last pixel's last tap is the highest read.
         assert!(
-            q + P <= ohw
-                && offs[P - 1] + last_tap < self.x.len()
+            ox + P <= g.ow
+                && oy < g.oh
+                && base + (P - 1) * g.sw + last_tap < self.x.len()
                 && NB * BLOCK * g.k <= self.w.len()
                 && c_end * ohw <= y_len
         );
-        offs
+        base
     }
 }
 
-/// Tiles of up to [`PIXELS`] pixels over the `n` output pixels: calls `f(p, q)` for each.
+/// The fewest tiles of at most [`PIXELS`] pixels along each output row, as even as possible
+/// (13 = 5 + 4 + 4, not 6 + 6 + 1: a one-pixel tile has 4 accumulators, too few to hide the
+/// multiply-add latency): calls `f(p, q)` for each, `q` its first pixel (row-major). Tiles
+/// spanning rows would leave no narrow tiles, but with a different input offset for each
+/// pixel LLVM hoists the broadcasts and spills accumulators.
 #[inline(always)]
-fn pixel_tiles(n: usize, mut f: impl FnMut(usize, usize)) {
-    let mut q = 0;
-    while q < n {
-        let p = PIXELS.min(n - q);
-        f(p, q);
-        q += p;
+fn pixel_tiles(oh: usize, ow: usize, mut f: impl FnMut(usize, usize)) {
+    let tiles = ow.div_ceil(PIXELS);
+    for oy in 0..oh {
+        let mut ox = 0;
+        for i in 0..tiles {
+            let p = (ow - ox).div_ceil(tiles - i);
+            f(p, oy * ow + ox);
+            ox += p;
+        }
     }
 }
 
@@ -273,7 +301,7 @@ crate::cpu::multiversion! {
 
 #[inline(always)]
 fn rows_portable_body(t: &Tile<'_>, tb: usize, y: &mut [f32]) {
-    pixel_tiles(t.g.oh * t.g.ow, |p, q| {
+    pixel_tiles(t.g.oh, t.g.ow, |p, q| {
         if p == PIXELS {
             match tb {
                 1 => tile_portable::<1, PIXELS>(t, q, y),
@@ -299,7 +327,7 @@ fn rows_portable_body(t: &Tile<'_>, tb: usize, y: &mut [f32]) {
 #[inline(always)]
 fn tile_portable<const NB: usize, const P: usize>(t: &Tile<'_>, q: usize, y: &mut [f32]) {
     let g = t.g;
-    let offs = t.offsets::<NB, P>(q, y.len());
+    let base = t.base::<NB, P>(q, y.len());
     let mut acc = [[[0.0f32; BLOCK]; NB]; P];
     for a in acc.iter_mut() {
         for (b, v) in a.iter_mut().enumerate() {
@@ -317,8 +345,8 @@ fn tile_portable<const NB: usize, const P: usize>(t: &Tile<'_>, q: usize, y: &mu
                     core::array::from_fn(|l| s[l])
                 });
                 tap += 1;
-                for (a, &o) in acc.iter_mut().zip(&offs) {
-                    let xv = t.x[xk + o];
+                for (p, a) in acc.iter_mut().enumerate() {
+                    let xv = t.x[base + xk + p * g.sw];
                     for (ab, wb) in a.iter_mut().zip(&wv) {
                         for (o, &wl) in ab.iter_mut().zip(wb) {
                             *o += xv * wl;
@@ -367,7 +395,11 @@ mod avx512 {
     /// [`super::rows_portable`] with `__m512` fused multiply-adds.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     pub(super) fn rows(t: &Tile<'_>, tb: usize, y: &mut [f32]) {
-        pixel_tiles(t.g.oh * t.g.ow, |p, q| match (tb, p) {
+        pixel_tiles(t.g.oh, t.g.ow, |p, q| match (tb, p) {
+            (1, 6) => tile::<1, 6>(t, q, y),
+            (2, 6) => tile::<2, 6>(t, q, y),
+            (3, 6) => tile::<3, 6>(t, q, y),
+            (4, 6) => tile::<4, 6>(t, q, y),
             (1, 5) => tile::<1, 5>(t, q, y),
             (2, 5) => tile::<2, 5>(t, q, y),
             (3, 5) => tile::<3, 5>(t, q, y),
@@ -394,13 +426,13 @@ mod avx512 {
     #[inline(always)]
     fn tile<const NB: usize, const P: usize>(t: &Tile<'_>, q: usize, y: &mut [f32]) {
         let g = t.g;
-        let offs = t.offsets::<NB, P>(q, y.len());
-        // SAFETY: `offsets` checked that the last tap of the last pixel, the highest offset
+        let base = t.base::<NB, P>(q, y.len());
+        // SAFETY: `base` checked that the last tap of the last pixel, the highest offset
         // read from `x` (offsets below grow with `ic`, `ky`, `kx` and `p`), lies inside `x`,
         // and that the `NB` weight blocks of `16·K` values lie inside `w`; AVX-512F and FMA
         // are enabled by the caller's `target_feature`.
         unsafe {
-            let (xs, ws) = (t.x.as_ptr(), t.w.as_ptr());
+            let (xs, ws) = (t.x.as_ptr().add(base), t.w.as_ptr());
             let bias: [__m512; NB] = core::array::from_fn(|b| _mm512_loadu_ps(t.bias[b].as_ptr()));
             let mut acc = [bias; P];
             let mut wp = ws;
@@ -412,8 +444,8 @@ mod avx512 {
                         let wv: [__m512; NB] =
                             core::array::from_fn(|b| _mm512_loadu_ps(wp.add(b * BLOCK)));
                         wp = wp.add(NB * BLOCK);
-                        for (a, &o) in acc.iter_mut().zip(&offs) {
-                            let xv = _mm512_set1_ps(*xk.add(o));
+                        for (p, a) in acc.iter_mut().enumerate() {
+                            let xv = _mm512_set1_ps(*xk.add(p * g.sw));
                             for (ab, &wb) in a.iter_mut().zip(&wv) {
                                 *ab = _mm512_fmadd_ps(xv, wb, *ab);
                             }

@@ -394,13 +394,28 @@ pub const DIRECT_MAX_COUT_PER_GROUP: usize = 4;
 /// smallest measured count rather than a crossover.
 pub const WINOGRAD_MIN_CHANNELS_PER_GROUP: usize = 64;
 
+/// Output channels per group from which [`choose_method`] prefers [`ConvMethod::Blocked`]
+/// (where it applies, see there): one full 16-channel block. Measured single-threaded on an AMD
+/// Zen 5 (AVX-512, `gemm-crate` build, `bench/conv_compare.py --samples 5 --min-ms 100`, best
+/// of 2 rounds, shared machine), blocked / im2col in ms: FastPoorNet's 3 → 64 11×11 stride 4
+/// 0.639 / 0.936, AlexNet's 64 → 192 5×5 2.349 / 2.746 (2.016 on weights re-laid out once;
+/// ONNX Runtime 2.384). Only these two layers (64 and 192 channels) were measured outside
+/// 3×3, so the cut is one block, below which most of the 64-channel register tile is zeros.
+pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
+
 /// The fastest method whose [`workspace_len`] fits `budget_bytes` (bytes of `f32` workspace).
 ///
 /// When `c_out/groups ≤` [`DIRECT_MAX_COUT_PER_GROUP`] (single-channel filters, depthwise
 /// layers) that is [`ConvMethod::Direct`], which also needs no workspace. 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
 /// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
-/// measured layers, within the noise on three of them, at 1.2–1.8× its workspace). Otherwise, and when Winograd does not fit, the methods are
+/// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
+/// method was 0.9–1.4× Winograd's time on them, slower on six of nine). Other kernels, except
+/// pointwise ones (1×1, stride 1, unpadded: unmeasured, and im2col needs no lowering there), with
+/// at least [`BLOCKED_MIN_COUT_PER_GROUP`] output channels per group try [`ConvMethod::Blocked`]
+/// first where the CPU runs its AVX-512 tile (elsewhere its portable tile spills and the GEMM
+/// methods are kept): 15–32 % faster than im2col on the two measured layers, at a quarter of
+/// its workspace or less. Otherwise, and when neither fits, the methods are
 /// tried in their measured order of speed on the FastPoorNet layers (single-threaded,
 /// BENCHMARKS.md): im2col (fastest on 5 of 7), MFCA with [`mfca_best_m`] (3–41 % slower than
 /// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
@@ -415,9 +430,18 @@ pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMet
     }
     let m = mfca_best_m(shape)?;
     let wide = shape.cg().min(shape.ocg()) >= WINOGRAD_MIN_CHANNELS_PER_GROUP;
-    let winograd = (wide && winograd::applies(shape)).then_some(ConvMethod::Winograd);
+    let winograd = wide && winograd::applies(shape);
+    let blocked = !winograd
+        && !shape.is_pointwise()
+        && shape.ocg() >= BLOCKED_MIN_COUT_PER_GROUP
+        && blocked::fast();
+    let first = if winograd {
+        Some(ConvMethod::Winograd)
+    } else {
+        blocked.then_some(ConvMethod::Blocked)
+    };
     let candidates = [ConvMethod::Im2col, ConvMethod::Mfca { m }, ConvMethod::Mec];
-    for method in winograd.into_iter().chain(candidates) {
+    for method in first.into_iter().chain(candidates) {
         if let Ok(len) = workspace_len(method, shape) {
             if len.saturating_mul(4) <= budget_bytes {
                 return Ok(method);
