@@ -298,7 +298,8 @@ pub struct ConvCase {
     w: Vec<f32>,
     y: Vec<f32>,
     ws: Vec<f32>,
-    /// Winograd weights transformed once, outside the timed runs (`winograd_prepared`).
+    /// Winograd or blocked weights transformed once, outside the timed runs
+    /// (`winograd_prepared`, `blocked_prepared`).
     prepared: Option<Vec<f32>>,
 }
 

@@ -36,7 +36,7 @@ pub(super) const NET_LONG_ABOUT: &str = "\
 Latency of a whole network (.mvnn): the median time of one forward pass (warm-up, then --repeat
 samples), on a deterministic input (element i of every input: ((i*37) mod 17)/8 - 1), with
 the activation arena and scratch bytes the plan needs under --workspace-budget (and the
-pre-transformed Winograd weights under --prepared-budget).
+pre-transformed Winograd and blocked weights under --prepared-budget).
 Single-threaded. --json prints one JSON document instead.";
 
 /// `mvision bench gemm` arguments.
@@ -76,8 +76,9 @@ pub struct NetBenchArgs {
     /// Most working memory one convolution may use, bytes (0: direct convolution only).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WORKSPACE_BYTES)]
     workspace_budget: usize,
-    /// Most memory for Winograd weights transformed once at load instead of on every pass,
-    /// bytes (each 3×3 layer so run takes 16/9 of its weights; 0: none).
+    /// Most memory for Winograd and blocked-convolution weights transformed once at load
+    /// instead of on every pass, bytes (each 3×3 Winograd layer so run takes 16/9 of its
+    /// weights, each blocked layer its weights; 0: none).
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     prepared_budget: usize,
     /// Print one JSON document instead of the text.

@@ -370,6 +370,7 @@ fn store<const NB: usize, const P: usize>(
     y: &mut [f32],
 ) {
     let ohw = g.oh * g.ow;
+    #[allow(clippy::needless_range_loop)] // `b` indexes the middle dimension
     for b in 0..NB {
         let cb = c0 + b * BLOCK;
         let lanes = BLOCK.min(g.ocg.saturating_sub(cb));
