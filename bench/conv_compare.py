@@ -18,10 +18,10 @@ What it does:
 1. Runs `nn_bench --conv` (`benches/examples/nn_bench.rs`), which prints one JSON object per
    (shape, method): seed 004's nine single-channel shapes, FastPoorNet's conv layers and
    AlexNet's (torchvision) conv layers at 224×224, batch 1, each with its geometry, median
-   seconds per call and workspace bytes. Where Winograd applies, the last method,
-   `WinogradPrepared`, is Winograd on weights transformed once before timing (as ORT pre-packs
-   its weights at session creation); those weights (16/9 of the layer's) are outside the
-   workspace column.
+   seconds per call and workspace bytes. `WinogradPrepared` (where Winograd applies) and
+   `BlockedPrepared` are Winograd and the blocked direct method on weights transformed once
+   before timing (as ORT pre-packs its weights at session creation); those weights (16/9 of
+   the layer's, and the layer's re-laid out) are outside the workspace column.
 2. For each shape, builds a one-node ONNX model (Conv without bias, the same geometry, float32,
    random weights as an initializer) and times ONNX Runtime on it with one intra-op and one
    inter-op thread, sequential execution, all graph optimisations, the input bound once (an
@@ -165,8 +165,8 @@ def main() -> int:
 
     print(f"ONNX Runtime {ort.__version__}, 1 thread; {platform.processor() or platform.machine()}")
     print()
-    if any(m == "WinogradPrepared" for _, m in ours):
-        print("WinogradPrepared = Winograd on weights transformed once, outside the timed calls.")
+    if any(m.endswith("Prepared") for _, m in ours):
+        print("*Prepared = the method on weights transformed once, outside the timed calls.")
         print()
     print("| shape | method | ms | GFLOP/s | workspace KiB | ORT ms | ORT GFLOP/s | ORT / ours |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")

@@ -100,7 +100,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--prepared-budget", type=int, default=0,
-                    help="bytes of pre-transformed Winograd weights mvision may keep "
+                    help="bytes of pre-transformed Winograd and blocked weights mvision may keep "
                          "(`bench net --prepared-budget`; 0: none, as mv_net_create)")
     ap.add_argument("--json-out", default="")
     args = ap.parse_args()

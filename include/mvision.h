@@ -1415,11 +1415,13 @@ mv_status mv_net_create(const void *data,
                         struct mv_net **out);
 
 /**
- * `mv_net_create`, and the Winograd convolutions (3×3, stride 1, in node order) whose
+ * `mv_net_create`, and the Winograd convolutions (3×3, stride 1) and blocked convolutions
+ * (other kernels with at least 16 output channels, on AVX-512 CPUs), in node order, whose
  * pre-transformed weights still fit `prepared_budget_bytes` get them transformed once here,
- * into a buffer the net owns (`mv_net_prepared_size`; each layer takes 16/9 of its weights'
- * bytes), instead of on every `mv_net_forward`: a quarter to a third less time on such layers
- * (BENCHMARKS.md), the same results bit for bit. 0 gives `mv_net_create`'s net; `SIZE_MAX`
+ * into a buffer the net owns (`mv_net_prepared_size`; each Winograd layer takes 16/9 of its
+ * weights' bytes, each blocked layer its weights' bytes), instead of on every
+ * `mv_net_forward`: a quarter to a third less time on Winograd layers, up to a seventh on
+ * blocked ones (BENCHMARKS.md), the same results bit for bit. 0 gives `mv_net_create`'s net; `SIZE_MAX`
  * prepares every such layer.
  *
  * Errors: those of `mv_net_create` (`MV_STATUS_OUT_OF_MEMORY` also for the prepared weights).
@@ -1467,7 +1469,7 @@ mv_status mv_net_arena_size(const struct mv_net *net, size_t *bytes);
 mv_status mv_net_scratch_size(const struct mv_net *net, size_t *bytes);
 
 /**
- * Bytes of pre-transformed Winograd weights the net allocated at create (0 unless made by
+ * Bytes of pre-transformed Winograd and blocked weights the net allocated at create (0 unless made by
  * `mv_net_create_prepared` with room for at least one layer), into `*bytes`.
  *
  * Errors: `MV_STATUS_NULL_POINTER` if `net` or `bytes` is NULL.
@@ -1475,7 +1477,8 @@ mv_status mv_net_scratch_size(const struct mv_net *net, size_t *bytes);
  * # Safety
  * `net` NULL or a live net; `bytes` NULL or writable.
  */
-mv_status mv_net_prepared_size(const struct mv_net *net, size_t *bytes);
+mv_status mv_net_prepared_size(const struct mv_net *net,
+                               size_t *bytes);
 
 /**
  * Number of graph inputs into `*count` (the order of `mv_net_forward`'s `inputs`).

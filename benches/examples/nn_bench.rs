@@ -9,8 +9,9 @@
 //! ```
 //!
 //! `--only` keeps the conv shapes whose id contains `SUBSTR`; `--methods` the conv cases whose
-//! method is in the list (`Direct`, `Im2col`, `Mec`, `Mfca`, `Winograd`, `WinogradPrepared`). Conv cases are every method of
-//! `conv_methods`, then `WinogradPrepared` where Winograd applies: Winograd on weights
+//! method is in the list (`Direct`, `Im2col`, `Mec`, `Mfca`, `Winograd`, `Blocked`,
+//! `WinogradPrepared`, `BlockedPrepared`). Conv cases are every method of `conv_methods`, then
+//! `WinogradPrepared` where Winograd applies and `BlockedPrepared`: those methods on weights
 //! transformed once before timing (what a network that keeps them runs; their bytes are
 //! `prepared_weight_bytes`, outside `workspace_bytes`).
 //!

@@ -5,7 +5,8 @@
 //! `examples/nn_bench.rs` (the JSON that `bench/gemm_compare.py` sets beside numpy/OpenBLAS).
 
 use mvision_core::nn::conv::{
-    conv2d, conv2d_winograd_prepared, mfca_best_m, winograd_prepare_weights,
+    blocked_prepare_weights, blocked_weights_len, blocked_workspace_len, conv2d,
+    conv2d_blocked_prepared, conv2d_winograd_prepared, mfca_best_m, winograd_prepare_weights,
     winograd_prepared_workspace_len, winograd_weights_len, workspace_len, Conv2dShape, ConvMethod,
 };
 use mvision_core::nn::gemm::{
@@ -268,6 +269,7 @@ pub fn conv_methods(shape: &Conv2dShape) -> Result<Vec<ConvMethod>> {
     if workspace_len(ConvMethod::Winograd, shape).is_ok() {
         v.push(ConvMethod::Winograd);
     }
+    v.push(ConvMethod::Blocked);
     Ok(v)
 }
 
@@ -282,6 +284,7 @@ pub fn conv_cases(shape: &Conv2dShape) -> Result<Vec<ConvCase>> {
     if winograd_weights_len(shape).is_ok() {
         v.push(ConvCase::winograd_prepared(*shape)?);
     }
+    v.push(ConvCase::blocked_prepared(*shape)?);
     Ok(v)
 }
 
@@ -295,7 +298,8 @@ pub struct ConvCase {
     w: Vec<f32>,
     y: Vec<f32>,
     ws: Vec<f32>,
-    /// Winograd weights transformed once, outside the timed runs (`winograd_prepared`).
+    /// Winograd or blocked weights transformed once, outside the timed runs
+    /// (`winograd_prepared`, `blocked_prepared`).
     prepared: Option<Vec<f32>>,
 }
 
@@ -326,11 +330,22 @@ impl ConvCase {
         Ok(case)
     }
 
+    /// Blocked on weights re-laid out once here (not timed): [`ConvCase::run`] calls
+    /// `conv2d_blocked_prepared`, and the workspace excludes the prepared weights.
+    pub fn blocked_prepared(shape: Conv2dShape) -> Result<Self> {
+        let mut case = Self::new(ConvMethod::Blocked, shape)?;
+        let mut prepared = vec![0.0; blocked_weights_len(&shape)?];
+        blocked_prepare_weights(&shape, &case.w, &mut prepared)?;
+        case.ws = vec![0.0; blocked_workspace_len(&shape)?];
+        case.prepared = Some(prepared);
+        Ok(case)
+    }
+
     /// The method's name as the benches print it: `ConvMethod`'s `Debug`, or
     /// `WinogradPrepared` for [`ConvCase::winograd_prepared`].
     pub fn label(&self) -> String {
         match self.prepared {
-            Some(_) => "WinogradPrepared".into(),
+            Some(_) => format!("{:?}Prepared", self.method),
             None => format!("{:?}", self.method),
         }
     }
@@ -353,6 +368,16 @@ impl ConvCase {
 
     /// Computes the convolution once.
     pub fn run(&mut self) -> Result<()> {
+        if let (Some(p), ConvMethod::Blocked) = (&self.prepared, self.method) {
+            return conv2d_blocked_prepared(
+                &self.shape,
+                &self.x,
+                p,
+                None,
+                &mut self.y,
+                &mut self.ws,
+            );
+        }
         if let Some(p) = &self.prepared {
             return conv2d_winograd_prepared(
                 &self.shape,

@@ -53,8 +53,9 @@ pub struct ClassifyArgs {
     /// Most working memory one convolution may use, bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WORKSPACE_BYTES)]
     workspace_budget: usize,
-    /// Most memory for Winograd weights transformed once at load instead of on every pass,
-    /// bytes (each 3×3 layer so run takes 16/9 of its weights; 0: none).
+    /// Most memory for Winograd and blocked-convolution weights transformed once at load
+    /// instead of on every pass, bytes (each 3×3 Winograd layer so run takes 16/9 of its
+    /// weights, each blocked layer its weights; 0: none).
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     prepared_budget: usize,
     /// IMG is a sheet of tiles of exactly the model input's W x H, row-major: classify each

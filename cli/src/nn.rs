@@ -45,7 +45,7 @@ fn dims(graph: &Graph<'_>, id: u32) -> [usize; 4] {
 
 impl<'m> Runner<'m> {
     /// Plans `graph` with convolutions limited to `workspace_budget_bytes` of working memory,
-    /// and up to `prepared_budget_bytes` of Winograd weights transformed once, here
+    /// and up to `prepared_budget_bytes` of Winograd and blocked weights transformed once, here
     /// (`make_plan_prepared`).
     pub fn new(
         graph: Graph<'m>,
@@ -96,7 +96,7 @@ impl<'m> Runner<'m> {
         self.plan.scratch_len() * 4
     }
 
-    /// Bytes of the pre-transformed Winograd weights.
+    /// Bytes of the pre-transformed Winograd and blocked weights.
     pub fn prepared_bytes(&self) -> usize {
         self.plan.prepared_len() * 4
     }

@@ -640,6 +640,49 @@ fn winograd_prepared_weights() {
     }
 }
 
+/// Two 5×5 convolutions with 40 output channels (blocked where the CPU runs its AVX-512 tile,
+/// with a partial 16-channel block) and PReLU / ReLU: with room for both layers' re-laid-out
+/// weights, for the first only, and for none, the same bits as the layers.
+#[test]
+fn blocked_prepared_weights() {
+    let fast = mvision_core::cpu::active() == mvision_core::cpu::Level::X86V4;
+    for batch in [1, 2] {
+        let mut rng = Rng::new(17);
+        let mut net = Net::default();
+        let x = net.input(batch, 5, 9, 8);
+        let t1 = net.conv(&mut rng, x, 40, 5, 2, Activation::PRelu);
+        let t2 = net.conv(&mut rng, t1, 40, 5, 2, Activation::Relu);
+        net.outputs.push(t2);
+        let g = net.graph();
+        // 48 channels (3 blocks) × taps.
+        let (l1, l2) = (48 * 5 * 25, 48 * 40 * 25);
+        for (prepared_budget, layers) in [(0, 0), (4 * l1, 1), (4 * (l1 + l2), 2)] {
+            let layers = if fast { layers } else { 0 };
+            let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+            let plan = make_plan_prepared(&g, 16 << 20, prepared_budget, &mut slots).unwrap();
+            let want = if fast {
+                ConvMethod::Blocked
+            } else {
+                ConvMethod::Im2col
+            };
+            assert_eq!(plan.method(t1), Some(want));
+            assert_eq!(plan.method(t2), Some(want));
+            let len = [0, l1, l1 + l2][layers];
+            assert_eq!(plan.prepared_len(), len);
+            assert_eq!(plan.is_prepared(t1), layers >= 1);
+            assert_eq!(plan.is_prepared(t2), layers >= 2);
+            if layers > 0 {
+                let mut short = vec![0.0; len - 1];
+                assert_eq!(
+                    prepare_weights(&g, &plan, &mut short),
+                    Err(Error::BufferTooSmall)
+                );
+            }
+            check_prepared(&net, 16 << 20, prepared_budget, 5 + batch as u64);
+        }
+    }
+}
+
 /// Two branches joined by Concat, then BatchNorm; plus a per-channel and a scalar Add.
 #[test]
 fn branches_concat() {

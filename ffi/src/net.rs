@@ -11,7 +11,8 @@
 //!
 //! Memory: `mv_net_arena_size` + `mv_net_scratch_size` bytes are allocated at create, plus the
 //! model's bytes (unless borrowed), a few hundred bytes of bookkeeping per tensor and, with
-//! `mv_net_create_prepared`, `mv_net_prepared_size` bytes of pre-transformed Winograd weights.
+//! `mv_net_create_prepared`, `mv_net_prepared_size` bytes of pre-transformed Winograd and
+//! blocked-convolution weights.
 
 use crate::panic::{guard, guard_value, non_null};
 use crate::status::mv_status::{self, *};
@@ -191,11 +192,13 @@ pub unsafe extern "C" fn mv_net_create(
     unsafe { mv_net_create_prepared(data, size, flags, workspace_budget_bytes, 0, out) }
 }
 
-/// `mv_net_create`, and the Winograd convolutions (3×3, stride 1, in node order) whose
+/// `mv_net_create`, and the Winograd convolutions (3×3, stride 1) and blocked convolutions
+/// (other kernels with at least 16 output channels, on AVX-512 CPUs), in node order, whose
 /// pre-transformed weights still fit `prepared_budget_bytes` get them transformed once here,
-/// into a buffer the net owns (`mv_net_prepared_size`; each layer takes 16/9 of its weights'
-/// bytes), instead of on every `mv_net_forward`: a quarter to a third less time on such layers
-/// (BENCHMARKS.md), the same results bit for bit. 0 gives `mv_net_create`'s net; `SIZE_MAX`
+/// into a buffer the net owns (`mv_net_prepared_size`; each Winograd layer takes 16/9 of its
+/// weights' bytes, each blocked layer its weights' bytes), instead of on every
+/// `mv_net_forward`: a quarter to a third less time on Winograd layers, up to a seventh on
+/// blocked ones (BENCHMARKS.md), the same results bit for bit. 0 gives `mv_net_create`'s net; `SIZE_MAX`
 /// prepares every such layer.
 ///
 /// Errors: those of `mv_net_create` (`MV_STATUS_OUT_OF_MEMORY` also for the prepared weights).
@@ -319,7 +322,7 @@ pub unsafe extern "C" fn mv_net_scratch_size(net: *const mv_net, bytes: *mut usi
     })
 }
 
-/// Bytes of pre-transformed Winograd weights the net allocated at create (0 unless made by
+/// Bytes of pre-transformed Winograd and blocked weights the net allocated at create (0 unless made by
 /// `mv_net_create_prepared` with room for at least one layer), into `*bytes`.
 ///
 /// Errors: `MV_STATUS_NULL_POINTER` if `net` or `bytes` is NULL.

@@ -36,7 +36,7 @@ pub(super) const NET_LONG_ABOUT: &str = "\
 Latency of a whole network (.mvnn): the median time of one forward pass (warm-up, then --repeat
 samples), on a deterministic input (element i of every input: ((i*37) mod 17)/8 - 1), with
 the activation arena and scratch bytes the plan needs under --workspace-budget (and the
-pre-transformed Winograd weights under --prepared-budget).
+pre-transformed Winograd and blocked weights under --prepared-budget).
 Single-threaded. --json prints one JSON document instead.";
 
 /// `mvision bench gemm` arguments.
@@ -76,8 +76,9 @@ pub struct NetBenchArgs {
     /// Most working memory one convolution may use, bytes (0: direct convolution only).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WORKSPACE_BYTES)]
     workspace_budget: usize,
-    /// Most memory for Winograd weights transformed once at load instead of on every pass,
-    /// bytes (each 3×3 layer so run takes 16/9 of its weights; 0: none).
+    /// Most memory for Winograd and blocked-convolution weights transformed once at load
+    /// instead of on every pass, bytes (each 3×3 Winograd layer so run takes 16/9 of its
+    /// weights, each blocked layer its weights; 0: none).
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     prepared_budget: usize,
     /// Print one JSON document instead of the text.
@@ -198,6 +199,7 @@ fn method_name(m: ConvMethod) -> String {
         ConvMethod::Mec => "mec".into(),
         ConvMethod::Mfca { m } => format!("mfca[m={m}]"),
         ConvMethod::Winograd => "winograd".into(),
+        ConvMethod::Blocked => "blocked".into(),
     }
 }
 
@@ -256,12 +258,15 @@ pub fn run_conv(args: &ConvBenchArgs, out: &mut impl Write) -> Result<()> {
     const W: usize = 24;
     writeln!(
         out,
-        "{:<32}  {:>W$}  {:>W$}  {:>W$}  {:>W$}  {:>W$}",
-        "shape", "direct", "im2col", "mec", "mfca", "winograd (3x3 s1 only)"
+        "{:<32}  {:>W$}  {:>W$}  {:>W$}  {:>W$}  {:>W$}  {:>W$}",
+        "shape", "direct", "im2col", "mec", "mfca", "winograd (3x3 s1 only)", "blocked"
     )?;
     for (id, cells) in &rows {
         write!(out, "{id:<32}")?;
         for (m, flop, ws, t) in cells {
+            if *m == ConvMethod::Blocked && !cells.iter().any(|c| c.0 == ConvMethod::Winograd) {
+                write!(out, "  {:>W$}", "-")?;
+            }
             let mut cell = format!(
                 "{:.3} / {} / {:.0}",
                 ms(t),

@@ -14,7 +14,12 @@
 //! * [`ConvMethod::Winograd`]: Lavin & Gray's F(2×2, 3×3) for 3×3, stride-1, undilated kernels:
 //!   input tiles and weights transformed, 16 GEMMs over all the batch's tiles, 2.25× fewer
 //!   multiplications than im2col on whole tiles; [`conv2d_winograd_prepared`] runs it on
-//!   weights transformed once ([`winograd_prepare_weights`], 16/9 of the weights' memory).
+//!   weights transformed once ([`winograd_prepare_weights`], 16/9 of the weights' memory);
+//! * [`ConvMethod::Blocked`]: direct convolution on output channels blocked by 16 (ONNX
+//!   Runtime's "NCHWc" kernel with NCHW input and output): a register tile of 6 output pixels
+//!   × 64 output channels accumulates broadcast inputs times weight vectors over every tap;
+//!   [`conv2d_blocked_prepared`] runs it on weights re-laid out once
+//!   ([`blocked_prepare_weights`]).
 //!
 //! Weights are `c_out × c_in/groups × kh × kw` (ONNX / PyTorch order), bias one value per output
 //! channel. [`workspace_len`] gives each method's working memory; [`choose_method`] picks the
@@ -23,6 +28,7 @@
 //! memory model of seed 004 (see their docs for where the paper's formulas and the methods
 //! differ).
 
+use super::blocked;
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
 use super::tensor::{checked_bytes, checked_product};
 use super::winograd;
@@ -219,6 +225,12 @@ pub enum ConvMethod {
     /// more ulps than the other methods: their error scales with the transformed operands' sizes
     /// (a 4×4 input patch and a whole kernel per element), not with each `x·w`.
     Winograd,
+    /// Direct convolution on output channels blocked by 16 (any geometry): weights re-laid out
+    /// on every call into the workspace ([`conv2d_blocked_prepared`] takes them re-laid out
+    /// once, [`blocked_prepare_weights`]), the input zero-padded into it when the shape has
+    /// padding. Taps are summed in `(ic, ky, kx)` order like [`ConvMethod::Direct`], with fused
+    /// multiply-adds on AVX-512.
+    Blocked,
 }
 
 fn add(a: usize, b: usize) -> Result<usize> {
@@ -241,6 +253,8 @@ fn mfca_block_w(d: &ConvDims, m: usize) -> Result<usize> {
 ///   packing;
 /// * Winograd: with `T = n·⌈Oh/2⌉·⌈Ow/2⌉` tiles, `C = c_in/g`, `O = c_out/g`, the transformed
 ///   weights `16·O·C`, input `16·C·T` and products `16·O·T`, GEMM packing of `O × T × C`;
+/// * Blocked: the re-laid-out weights ([`blocked_weights_len`]) and, with padding, one
+///   zero-padded group of input channels `C/g·Hp·Wp` ([`blocked_workspace_len`]);
 ///
 /// with `K = C/g·Kh·Kw`, `Hp` the padded height and packing [`gemm_pack_len`] of the largest
 /// GEMM. The workspace is reused across images and groups.
@@ -282,6 +296,7 @@ pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
             add(add(lowered, result)?, gemm_pack_len(ocg, cols, k))?
         }
         ConvMethod::Winograd => winograd::workspace_len(shape, &d)?,
+        ConvMethod::Blocked => add(blocked_weights_len(shape)?, blocked_workspace_len(shape)?)?,
     };
     checked_bytes(len)?;
     Ok(len)
@@ -292,7 +307,8 @@ pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
 /// * Direct: 0; Im2col: `K·Oh·Ow` (also for pointwise kernels);
 /// * Mec: `Ow·Hp·Kw·C/g` (one `Hp × Kw` strip per output column);
 /// * Mfca{m}: `K·Oh·⌈Ow/m⌉` (one block at a time);
-/// * Winograd: the transformed input, `16·C/g·n·⌈Oh/2⌉·⌈Ow/2⌉` (for the whole batch).
+/// * Winograd: the transformed input, `16·C/g·n·⌈Oh/2⌉·⌈Ow/2⌉` (for the whole batch);
+/// * Blocked: nothing is lowered; the zero-padded input copy `C/g·Hp·Wp` (0 without padding).
 ///
 /// # Errors
 /// As [`workspace_len`].
@@ -313,6 +329,7 @@ pub fn lowered_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
                 d.out_w.div_ceil(2),
             ])
         }
+        ConvMethod::Blocked => blocked_workspace_len(shape),
     }
 }
 
@@ -377,13 +394,28 @@ pub const DIRECT_MAX_COUT_PER_GROUP: usize = 4;
 /// smallest measured count rather than a crossover.
 pub const WINOGRAD_MIN_CHANNELS_PER_GROUP: usize = 64;
 
+/// Output channels per group from which [`choose_method`] prefers [`ConvMethod::Blocked`]
+/// (where it applies, see there): one full 16-channel block. Measured single-threaded on an AMD
+/// Zen 5 (AVX-512, `gemm-crate` build, `bench/conv_compare.py --samples 5 --min-ms 100`, best
+/// of 2 rounds, shared machine), blocked / im2col in ms: FastPoorNet's 3 → 64 11×11 stride 4
+/// 0.639 / 0.936, AlexNet's 64 → 192 5×5 2.349 / 2.746 (2.016 on weights re-laid out once;
+/// ONNX Runtime 2.384). Only these two layers (64 and 192 channels) were measured outside
+/// 3×3, so the cut is one block, below which most of the 64-channel register tile is zeros.
+pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
+
 /// The fastest method whose [`workspace_len`] fits `budget_bytes` (bytes of `f32` workspace).
 ///
 /// When `c_out/groups ≤` [`DIRECT_MAX_COUT_PER_GROUP`] (single-channel filters, depthwise
 /// layers) that is [`ConvMethod::Direct`], which also needs no workspace. 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
 /// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
-/// measured layers, within the noise on three of them, at 1.2–1.8× its workspace). Otherwise, and when Winograd does not fit, the methods are
+/// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
+/// method was 0.9–1.4× Winograd's time on them, slower on six of nine). Other kernels, except
+/// pointwise ones (1×1, stride 1, unpadded: unmeasured, and im2col needs no lowering there), with
+/// at least [`BLOCKED_MIN_COUT_PER_GROUP`] output channels per group try [`ConvMethod::Blocked`]
+/// first where the CPU runs its AVX-512 tile (elsewhere its portable tile spills and the GEMM
+/// methods are kept): 15–32 % faster than im2col on the two measured layers, at a quarter of
+/// its workspace or less. Otherwise, and when neither fits, the methods are
 /// tried in their measured order of speed on the FastPoorNet layers (single-threaded,
 /// BENCHMARKS.md): im2col (fastest on 5 of 7), MFCA with [`mfca_best_m`] (3–41 % slower than
 /// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
@@ -398,9 +430,18 @@ pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMet
     }
     let m = mfca_best_m(shape)?;
     let wide = shape.cg().min(shape.ocg()) >= WINOGRAD_MIN_CHANNELS_PER_GROUP;
-    let winograd = (wide && winograd::applies(shape)).then_some(ConvMethod::Winograd);
+    let winograd = wide && winograd::applies(shape);
+    let blocked = !winograd
+        && !shape.is_pointwise()
+        && shape.ocg() >= BLOCKED_MIN_COUT_PER_GROUP
+        && blocked::fast();
+    let first = if winograd {
+        Some(ConvMethod::Winograd)
+    } else {
+        blocked.then_some(ConvMethod::Blocked)
+    };
     let candidates = [ConvMethod::Im2col, ConvMethod::Mfca { m }, ConvMethod::Mec];
-    for method in winograd.into_iter().chain(candidates) {
+    for method in first.into_iter().chain(candidates) {
         if let Ok(len) = workspace_len(method, shape) {
             if len.saturating_mul(4) <= budget_bytes {
                 return Ok(method);
@@ -443,6 +484,12 @@ pub fn conv2d(
         // All images at once: their tiles share each GEMM.
         return winograd::conv(shape, &d, input, weights, bias, output, workspace);
     }
+    if method == ConvMethod::Blocked {
+        let (wb, pad) = workspace.split_at_mut(blocked_weights_len(shape)?);
+        blocked::prepare_weights(shape, &d, weights, wb);
+        blocked::conv(shape, &d, input, wb, bias, output, pad);
+        return Ok(());
+    }
     let s = shape;
     let (cg, ocg) = (s.cg(), s.ocg());
     let in_g = cg * s.h * s.w;
@@ -470,7 +517,7 @@ pub fn conv2d(
                 ConvMethod::Im2col => im2col_gemm(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mec => mec(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mfca { m } => mfca(s, &d, m, x, wt, y, workspace)?,
-                ConvMethod::Winograd => {} // Computed above, for the whole batch.
+                ConvMethod::Winograd | ConvMethod::Blocked => {} // Computed above.
             }
         }
     }
@@ -554,6 +601,80 @@ pub fn conv2d_winograd_prepared(
         return Err(Error::BufferTooSmall);
     }
     winograd::conv_prepared(shape, &d, input, prepared, bias, output, workspace)
+}
+
+/// Elements of the weights re-laid out for [`ConvMethod::Blocked`]
+/// ([`blocked_prepare_weights`]): `groups·⌈(c_out/groups)/16⌉·16·K`, the weights' size when
+/// `c_out/groups` is a multiple of 16 (zeros fill each group's last block otherwise).
+///
+/// # Errors
+/// Those of [`Conv2dShape::dims`]; [`Error::Overflow`] if the length overflows.
+pub fn blocked_weights_len(shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    let len = checked_product(&blocked::weights_len(shape, &d))?;
+    checked_bytes(len)?;
+    Ok(len)
+}
+
+/// Working memory (`f32` elements) of [`conv2d_blocked_prepared`]: one zero-padded group of
+/// input channels, `c_in/groups·(h + pad_top + pad_bottom)·(w + pad_left + pad_right)`, or 0
+/// when the shape has no padding.
+///
+/// # Errors
+/// As [`blocked_weights_len`].
+pub fn blocked_workspace_len(shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    let len = checked_product(&blocked::padded_len(shape, &d))?;
+    checked_bytes(len)?;
+    Ok(len)
+}
+
+/// Re-lays out `weights` (`c_out × c_in/groups × kh × kw`) once into `prepared`
+/// ([`blocked_weights_len`] elements) for [`conv2d_blocked_prepared`].
+///
+/// # Errors
+/// As [`blocked_weights_len`]; [`Error::BufferTooSmall`] if `weights` or `prepared` is too
+/// short. Nothing is written on error.
+pub fn blocked_prepare_weights(
+    shape: &Conv2dShape,
+    weights: &[f32],
+    prepared: &mut [f32],
+) -> Result<()> {
+    let d = shape.dims()?;
+    if weights.len() < d.weight_len || prepared.len() < blocked_weights_len(shape)? {
+        return Err(Error::BufferTooSmall);
+    }
+    blocked::prepare_weights(shape, &d, weights, prepared);
+    Ok(())
+}
+
+/// [`conv2d`] with [`ConvMethod::Blocked`] on weights already re-laid out by
+/// [`blocked_prepare_weights`] (for the same `shape`): the same result, bit for bit, without
+/// the per-call re-layout. `workspace` holds at least [`blocked_workspace_len`] elements (none
+/// without padding).
+///
+/// # Errors
+/// As [`blocked_weights_len`]; [`Error::BufferTooSmall`] if `input`, `prepared`, `output`,
+/// `bias` or `workspace` is too short. Nothing is written on error.
+pub fn conv2d_blocked_prepared(
+    shape: &Conv2dShape,
+    input: &[f32],
+    prepared: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+    workspace: &mut [f32],
+) -> Result<()> {
+    let d = shape.dims()?;
+    if input.len() < d.input_len
+        || prepared.len() < blocked_weights_len(shape)?
+        || output.len() < d.output_len
+        || workspace.len() < blocked_workspace_len(shape)?
+        || bias.is_some_and(|b| b.len() < shape.c_out)
+    {
+        return Err(Error::BufferTooSmall);
+    }
+    blocked::conv(shape, &d, input, prepared, bias, output, workspace);
+    Ok(())
 }
 
 /// Output columns `ox` whose input column `ox·stride + kx·dilation − pad` lies in `0..w`.

@@ -1,5 +1,5 @@
 //! CPU building blocks of CNN inference: NCHW shapes and views ([`tensor`]), matrix
-//! multiplication ([`gemm`]), 2-D convolution by four methods with their working-memory
+//! multiplication ([`gemm`]), 2-D convolution by six methods with their working-memory
 //! formulas and a method selector ([`conv`]), and the layer operators of issue 4:
 //! activations and fused convolution ([`activation`]), pooling ([`pool`]), fully connected
 //! layers ([`dense`]), the product of two tensors ([`matmul`]), softmax and reduce-mean
@@ -15,6 +15,7 @@
 
 pub mod activation;
 pub mod batchnorm;
+mod blocked;
 pub mod conv;
 pub mod dense;
 pub mod elementwise;

@@ -16,12 +16,13 @@
 //!    the highest live block. A block is live from the node writing it to the last use of its
 //!    tensor and of every alias of it.
 //! 3. Each convolution's method is [`choose_method`] under the caller's workspace budget.
-//! 4. With [`make_plan_prepared`], Winograd convolutions, in node order, get their weights
-//!    pre-transformed ([`winograd_weights_len`]: 16/9 of the layer's weights) in a caller
-//!    buffer of [`Plan::prepared_len`] while they fit the caller's budget for it;
-//!    [`prepare_weights`] fills it once, and [`forward_prepared`] reads it instead of
-//!    transforming those weights on every call (a quarter to a third of their time measured on
-//!    AlexNet's and FastPoorNet's 3×3 layers). Results are the same bit for bit.
+//! 4. With [`make_plan_prepared`], Winograd and blocked convolutions, in node order, get their
+//!    weights pre-transformed ([`winograd_weights_len`]: 16/9 of the layer's weights;
+//!    [`blocked_weights_len`]: the layer's weights, re-laid out) in a caller buffer of
+//!    [`Plan::prepared_len`] while they fit the caller's budget for it; [`prepare_weights`]
+//!    fills it once, and [`forward_prepared`] reads it instead of transforming those weights on
+//!    every call (a quarter to a third of the Winograd layers' time measured on AlexNet's and
+//!    FastPoorNet's 3×3 layers). Results are the same bit for bit.
 //!
 //! [`Plan::arena_len`] is the highest block end (elements of `f32`); [`Plan::scratch_len`] the
 //! largest convolution workspace or fully connected / MatMul packing buffer (elements of `f32`), shared by
@@ -36,8 +37,9 @@
 use super::activation::{apply_activation, conv2d_fused};
 use super::batchnorm::batch_norm;
 use super::conv::{
-    choose_method, conv2d_winograd_prepared, winograd_prepare_weights,
-    winograd_prepared_workspace_len, winograd_weights_len, workspace_len, ConvMethod,
+    blocked_prepare_weights, blocked_weights_len, blocked_workspace_len, choose_method,
+    conv2d_blocked_prepared, conv2d_winograd_prepared, winograd_prepare_weights,
+    winograd_prepared_workspace_len, winograd_weights_len, workspace_len, Conv2dShape, ConvMethod,
 };
 use super::dense::{fully_connected, fully_connected_pack_len};
 use super::elementwise::{binary, binary_broadcast, binary_in_place, binary_in_place_broadcast};
@@ -75,8 +77,8 @@ pub struct PlanSlot {
     len: usize,
     /// For a convolution's output tensor: the method chosen.
     method: ConvMethod,
-    /// For a Winograd convolution's output tensor: the offset of its pre-transformed weights
-    /// in the prepared buffer ([`NOT_PREPARED`] if none).
+    /// For a Winograd or blocked convolution's output tensor: the offset of its
+    /// pre-transformed weights in the prepared buffer ([`NOT_PREPARED`] if none).
     prepared: usize,
 }
 
@@ -163,6 +165,16 @@ impl Plan<'_> {
     }
 }
 
+/// Length of the pre-transformed weights of a convolution by `method`, `None` for a method
+/// that reads its weights as stored.
+fn prepared_weights_len(method: ConvMethod, shape: &Conv2dShape) -> Result<Option<usize>> {
+    Ok(match method {
+        ConvMethod::Winograd => Some(winograd_weights_len(shape)?),
+        ConvMethod::Blocked => Some(blocked_weights_len(shape)?),
+        _ => None,
+    })
+}
+
 /// The root tensor of `id`'s alias chain and its place.
 fn root(slots: &[PlanSlot], mut id: u32) -> Result<(u32, Place)> {
     for _ in 0..=slots.len() {
@@ -189,10 +201,11 @@ pub fn make_plan<'p>(
     make_plan_prepared(graph, workspace_budget_bytes, 0, slots)
 }
 
-/// [`make_plan`], and the Winograd convolutions (in node order) whose pre-transformed weights
-/// still fit `prepared_budget_bytes` read them from a buffer of [`Plan::prepared_len`] that
-/// [`prepare_weights`] fills (module docs, step 4); their scratch is then
-/// [`winograd_prepared_workspace_len`]. A budget of 0 gives [`make_plan`]'s plan.
+/// [`make_plan`], and the Winograd and blocked convolutions (in node order) whose
+/// pre-transformed weights still fit `prepared_budget_bytes` read them from a buffer of
+/// [`Plan::prepared_len`] that [`prepare_weights`] fills (module docs, step 4); their scratch
+/// is then [`winograd_prepared_workspace_len`] or [`blocked_workspace_len`]. A budget of 0
+/// gives [`make_plan`]'s plan.
 ///
 /// # Errors
 /// As [`make_plan`].
@@ -233,14 +246,15 @@ pub fn make_plan_prepared<'p>(
                 let m = choose_method(&shape, workspace_budget_bytes)?;
                 slots[out as usize].method = m;
                 let room = prepared_budget_bytes / 4;
-                let wl = match m {
-                    ConvMethod::Winograd => winograd_weights_len(&shape)?,
-                    _ => usize::MAX,
-                };
+                let wl = prepared_weights_len(m, &shape)?.unwrap_or(usize::MAX);
                 if wl <= room.saturating_sub(prepared_len) {
                     slots[out as usize].prepared = prepared_len;
                     prepared_len += wl;
-                    scratch_len = scratch_len.max(winograd_prepared_workspace_len(&shape)?);
+                    let ws = match m {
+                        ConvMethod::Winograd => winograd_prepared_workspace_len(&shape)?,
+                        _ => blocked_workspace_len(&shape)?,
+                    };
+                    scratch_len = scratch_len.max(ws);
                 } else {
                     scratch_len = scratch_len.max(workspace_len(m, &shape)?);
                 }
@@ -396,11 +410,15 @@ pub fn prepare_weights(graph: &Graph<'_>, plan: &Plan<'_>, prepared: &mut [f32])
         let Op::Conv { shape, weights, .. } = graph.decode(node)? else {
             return Err(Error::InvalidArgument);
         };
-        let len = winograd_weights_len(&shape)?;
+        let method = plan.slots[node.output as usize].method;
+        let len = prepared_weights_len(method, &shape)?.ok_or(Error::InvalidArgument)?;
         let dst = prepared
             .get_mut(at..at + len)
             .ok_or(Error::InvalidArgument)?;
-        winograd_prepare_weights(&shape, weights, dst)?;
+        match method {
+            ConvMethod::Winograd => winograd_prepare_weights(&shape, weights, dst)?,
+            _ => blocked_prepare_weights(&shape, weights, dst)?,
+        }
     }
     Ok(())
 }
@@ -486,8 +504,16 @@ pub fn forward_prepared(
                     let m = slot.method;
                     conv2d_fused(m, &shape, rd(x0)?, weights, bias, act, slopes, y, scratch)?;
                 } else {
-                    let u = &prepared[slot.prepared..][..winograd_weights_len(&shape)?];
-                    conv2d_winograd_prepared(&shape, rd(x0)?, u, bias, y, scratch)?;
+                    let len = prepared_weights_len(slot.method, &shape)?;
+                    let u = prepared
+                        .get(slot.prepared..)
+                        .and_then(|p| p.get(..len?))
+                        .ok_or(Error::InvalidArgument)?;
+                    if slot.method == ConvMethod::Winograd {
+                        conv2d_winograd_prepared(&shape, rd(x0)?, u, bias, y, scratch)?;
+                    } else {
+                        conv2d_blocked_prepared(&shape, rd(x0)?, u, bias, y, scratch)?;
+                    }
                     apply_activation(act, &graph.shape(node.output)?, y, slopes)?;
                 }
             }

@@ -187,8 +187,20 @@ fn output_transform_lanes(m: &[[f32; LANES]; XI]) -> [[f32; LANES]; 4] {
     let sum3 = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| a[l] + b[l] + c[l]) };
     let diff3 = |a: &L, b: &L, c: &L| -> L { core::array::from_fn(|l| a[l] - b[l] - c[l]) };
     // s = Aᵀ m (2 × 4), then s A (2 × 2).
-    let s0: [L; 4] = core::array::from_fn(|j| sum3(&m[j], &m[4 + j], &m[8 + j]));
-    let s1: [L; 4] = core::array::from_fn(|j| diff3(&m[4 + j], &m[8 + j], &m[12 + j]));
+    // Written out rather than by `array::from_fn(|j| ..)`: in some builds LLVM left that
+    // closure out of line (called without the caller's AVX-512), 10 % of a Winograd layer.
+    let s0: [L; 4] = [
+        sum3(&m[0], &m[4], &m[8]),
+        sum3(&m[1], &m[5], &m[9]),
+        sum3(&m[2], &m[6], &m[10]),
+        sum3(&m[3], &m[7], &m[11]),
+    ];
+    let s1: [L; 4] = [
+        diff3(&m[4], &m[8], &m[12]),
+        diff3(&m[5], &m[9], &m[13]),
+        diff3(&m[6], &m[10], &m[14]),
+        diff3(&m[7], &m[11], &m[15]),
+    ];
     [
         sum3(&s0[0], &s0[1], &s0[2]),
         diff3(&s0[1], &s0[2], &s0[3]),

@@ -1,0 +1,107 @@
+//! The blocked convolution at every instruction-set level this CPU has: the portable tile
+//! (run here by capping the level) and the AVX-512 one agree with a double-precision reference
+//! within `f32` rounding on shapes with partial channel blocks, partial register tiles, strides,
+//! dilation, padding and groups; and the selector keeps to the GEMM methods below x86-64-v4.
+//!
+//! One `#[test]` in its own binary: the level cap is process-wide.
+
+use mvision_core::cpu::{self, Level};
+use mvision_core::nn::conv::{choose_method, conv2d, workspace_len, Conv2dShape, ConvMethod};
+
+/// Output and the sum of `|x·w|` per output (for the rounding bound), in `f64`.
+fn reference(s: &Conv2dShape, x: &[f32], w: &[f32], bias: &[f32]) -> (Vec<f64>, Vec<f64>) {
+    let d = s.dims().unwrap();
+    let (cg, ocg) = (s.c_in / s.groups, s.c_out / s.groups);
+    let mut out = vec![0.0; d.output_len];
+    let mut mag = vec![0.0; d.output_len];
+    for b in 0..s.n {
+        for oc in 0..s.c_out {
+            let g = oc / ocg;
+            for oy in 0..d.out_h {
+                for ox in 0..d.out_w {
+                    let i = ((b * s.c_out + oc) * d.out_h + oy) * d.out_w + ox;
+                    let (mut acc, mut m) = (bias[oc] as f64, (bias[oc] as f64).abs());
+                    for ic in 0..cg {
+                        for ky in 0..s.kh {
+                            for kx in 0..s.kw {
+                                let iy = (oy * s.stride_h + ky * s.dilation_h) as isize
+                                    - s.pad_top as isize;
+                                let ix = (ox * s.stride_w + kx * s.dilation_w) as isize
+                                    - s.pad_left as isize;
+                                if iy < 0 || ix < 0 || iy >= s.h as isize || ix >= s.w as isize {
+                                    continue;
+                                }
+                                let c = g * cg + ic;
+                                let xv = x
+                                    [((b * s.c_in + c) * s.h + iy as usize) * s.w + ix as usize]
+                                    as f64;
+                                let wv = w[((oc * cg + ic) * s.kh + ky) * s.kw + kx] as f64;
+                                acc += xv * wv;
+                                m += (xv * wv).abs();
+                            }
+                        }
+                    }
+                    out[i] = acc;
+                    mag[i] = m;
+                }
+            }
+        }
+    }
+    (out, mag)
+}
+
+#[test]
+fn blocked_at_every_level() {
+    let mut shapes = vec![];
+    let mut a = Conv2dShape::new(1, 3, 37, 41, 70, 11, 11);
+    (a.stride_h, a.stride_w) = (4, 4);
+    shapes.push(a);
+    let mut b = Conv2dShape::new(2, 6, 13, 9, 34, 5, 3);
+    (b.pad_top, b.pad_left, b.pad_bottom, b.pad_right) = (2, 1, 0, 2);
+    (b.dilation_h, b.groups) = (2, 2);
+    shapes.push(b);
+    shapes.push(Conv2dShape::new(1, 5, 8, 20, 16, 3, 3));
+    let mut seed = 0x5eed_u64;
+    let mut rnd = |len: usize| -> Vec<f32> {
+        (0..len)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+            })
+            .collect()
+    };
+    for s in &shapes {
+        let d = s.dims().unwrap();
+        let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
+        let (want, mag) = reference(s, &x, &w, &bias);
+        let eps = f32::EPSILON as f64 * (d.k as f64 + 2.0);
+        for level in Level::ALL.into_iter().filter(|&l| l <= cpu::detected()) {
+            cpu::set_cap(level);
+            let mut ws = vec![f32::NAN; workspace_len(ConvMethod::Blocked, s).unwrap()];
+            let mut out = vec![f32::NAN; d.output_len];
+            conv2d(
+                ConvMethod::Blocked,
+                s,
+                &x,
+                &w,
+                Some(&bias),
+                &mut out,
+                &mut ws,
+            )
+            .unwrap();
+            for (i, (&got, (&r, &m))) in out.iter().zip(want.iter().zip(&mag)).enumerate() {
+                assert!(
+                    (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
+                    "{level:?} {s:?}: out[{i}] = {got}, want {r}"
+                );
+            }
+            let chosen = choose_method(s, usize::MAX).unwrap();
+            if level < Level::X86V4 {
+                assert_ne!(chosen, ConvMethod::Blocked, "{level:?} {s:?}");
+            }
+        }
+        cpu::set_cap(Level::X86V4);
+    }
+}
