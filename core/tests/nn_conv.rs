@@ -31,7 +31,7 @@ use mvision_core::nn::conv::{
     blocked_prepare_weights, blocked_weights_len, blocked_workspace_len, choose_method, conv2d,
     conv2d_blocked_prepared, conv2d_winograd_prepared, lowered_len, mfca_best_m, mfca_model_len,
     winograd_prepare_weights, winograd_prepared_workspace_len, winograd_weights_len, workspace_len,
-    Conv2dShape, ConvMethod,
+    Conv2dShape, ConvMethod, BLOCKED_MIN_OUT_PIXELS,
 };
 use mvision_core::nn::gemm::{
     gemm_pack_len, igemm_i8, sgemm, sgemm_tiled32, tiled32_work_len, Order, Transpose,
@@ -709,6 +709,7 @@ fn selector_picks_the_first_method_that_fits() {
         (3, 60, 16, 11, 1, false, fast),
         (64, 25, 192, 3, 1, true, false),
         (64, 25, 192, 3, 2, false, fast),
+        (64, 40, 192, 3, 2, false, fast),
         (63, 13, 192, 3, 1, false, fast),
         (256, 13, 64, 3, 1, true, false),
         (256, 13, 63, 3, 1, false, fast),
@@ -720,6 +721,9 @@ fn selector_picks_the_first_method_that_fits() {
         s.pad_top = 1;
         s.pad_right = 1;
         (s.stride_h, s.stride_w) = (stride, stride);
+        // Weights as stored: blocked only on maps of at least BLOCKED_MIN_OUT_PIXELS.
+        let d = s.dims().unwrap();
+        let blocked = blocked && d.out_h * d.out_w >= BLOCKED_MIN_OUT_PIXELS;
         let len = |m| workspace_len(m, &s).unwrap() * 4;
         let mfca = ConvMethod::Mfca {
             m: mfca_best_m(&s).unwrap(),

@@ -640,9 +640,10 @@ fn winograd_prepared_weights() {
     }
 }
 
-/// Two 5×5 convolutions with 40 output channels (blocked where the CPU runs its AVX-512 tile,
-/// with a partial 16-channel block) and PReLU / ReLU: with room for both layers' re-laid-out
-/// weights, for the first only, and for none, the same bits as the layers.
+/// Two 5×5 convolutions with 40 output channels (blocked where the CPU runs its AVX-512 tile and
+/// the weights are prepared, with a partial 16-channel block) and PReLU / ReLU: with room for
+/// both layers' re-laid-out weights, for the first only, and for none, the same bits as the
+/// layers.
 #[test]
 fn blocked_prepared_weights() {
     let fast = mvision_core::cpu::active() == mvision_core::cpu::Level::X86V4;
@@ -660,13 +661,17 @@ fn blocked_prepared_weights() {
             let layers = if fast { layers } else { 0 };
             let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
             let plan = make_plan_prepared(&g, 16 << 20, prepared_budget, &mut slots).unwrap();
-            let want = if fast {
-                ConvMethod::Blocked
-            } else {
-                ConvMethod::Im2col
+            // Blocked where its weights are prepared; on these 9 × 8 maps (below
+            // BLOCKED_MIN_OUT_PIXELS) im2col where they are not.
+            let want = |prepared| {
+                if fast && prepared {
+                    ConvMethod::Blocked
+                } else {
+                    ConvMethod::Im2col
+                }
             };
-            assert_eq!(plan.method(t1), Some(want));
-            assert_eq!(plan.method(t2), Some(want));
+            assert_eq!(plan.method(t1), Some(want(layers >= 1)));
+            assert_eq!(plan.method(t2), Some(want(layers >= 2)));
             let len = [0, l1, l1 + l2][layers];
             assert_eq!(plan.prepared_len(), len);
             assert_eq!(plan.is_prepared(t1), layers >= 1);

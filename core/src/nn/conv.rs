@@ -421,10 +421,31 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
 /// on 6 of 7: its GEMMs have only `out_w` rows), then direct, which always fits.
 ///
+/// With weights as stored (this function's case: [`conv2d`] re-lays the blocked method's weights
+/// out on every call), the blocked method is taken only for outputs of at least
+/// [`BLOCKED_MIN_OUT_PIXELS`] pixels per channel; a plan that keeps the layer's weights prepared
+/// takes it at any size.
+///
 /// # Errors
 /// Those of [`Conv2dShape::dims`].
 pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMethod> {
-    shape.dims()?;
+    choose_method_for(shape, budget_bytes, false)
+}
+
+/// Output pixels per channel from which [`choose_method`] takes [`ConvMethod::Blocked`] for
+/// weights that are re-laid out on every call: that copy of the weights costs about what
+/// `out_h · out_w` multiply-adds per weight do not amortise on small maps. ResNet-18 (whose
+/// stride-2 layers have 784, 196 and 49 output pixels) ran 22.9 → 24.5 ms without this limit,
+/// and 17.3 ms with every blocked layer's weights prepared (BENCHMARKS.md, fifth session).
+pub const BLOCKED_MIN_OUT_PIXELS: usize = 256;
+
+/// [`choose_method`], for a layer whose weights are `prepared` (re-laid out once) or not.
+pub(crate) fn choose_method_for(
+    shape: &Conv2dShape,
+    budget_bytes: usize,
+    prepared: bool,
+) -> Result<ConvMethod> {
+    let d = shape.dims()?;
     if shape.ocg() <= DIRECT_MAX_COUT_PER_GROUP {
         return Ok(ConvMethod::Direct);
     }
@@ -434,6 +455,7 @@ pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMet
     let blocked = !winograd
         && !shape.is_pointwise()
         && shape.ocg() >= BLOCKED_MIN_COUT_PER_GROUP
+        && (prepared || d.out_h.saturating_mul(d.out_w) >= BLOCKED_MIN_OUT_PIXELS)
         && blocked::fast();
     let first = if winograd {
         Some(ConvMethod::Winograd)

@@ -38,7 +38,7 @@ use super::activation::{apply_activation, conv2d_fused};
 use super::batchnorm::batch_norm;
 use super::conv::{
     blocked_prepare_weights, blocked_weights_len, blocked_workspace_len, choose_method,
-    conv2d_blocked_prepared, conv2d_winograd_prepared, winograd_prepare_weights,
+    choose_method_for, conv2d_blocked_prepared, conv2d_winograd_prepared, winograd_prepare_weights,
     winograd_prepared_workspace_len, winograd_weights_len, workspace_len, Conv2dShape, ConvMethod,
 };
 use super::dense::{fully_connected, fully_connected_pack_len};
@@ -243,10 +243,15 @@ pub fn make_plan_prepared<'p>(
         let out_last = slots[out as usize].last;
         match op {
             Op::Conv { shape, .. } => {
-                let m = choose_method(&shape, workspace_budget_bytes)?;
-                slots[out as usize].method = m;
+                // The method for prepared weights, if they fit the budget; else as stored.
                 let room = prepared_budget_bytes / 4;
-                let wl = prepared_weights_len(m, &shape)?.unwrap_or(usize::MAX);
+                let mut m = choose_method_for(&shape, workspace_budget_bytes, true)?;
+                let mut wl = prepared_weights_len(m, &shape)?.unwrap_or(usize::MAX);
+                if wl > room.saturating_sub(prepared_len) {
+                    m = choose_method(&shape, workspace_budget_bytes)?;
+                    wl = prepared_weights_len(m, &shape)?.unwrap_or(usize::MAX);
+                }
+                slots[out as usize].method = m;
                 if wl <= room.saturating_sub(prepared_len) {
                     slots[out as usize].prepared = prepared_len;
                     prepared_len += wl;
