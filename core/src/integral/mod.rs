@@ -64,12 +64,12 @@ pub fn integral_u8(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     ))]
-    let (fast_sum, fast_both) = (sum_row_x86 as FastRow<u32>, sum_sq_row_x86 as FastRows);
+    let (fast_sum, fast_both) = (sum_row_x86 as FastRow, sum_sq_row_x86 as FastRows);
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
     )))]
-    let (fast_sum, fast_both) = (no_fast_row::<u32>, no_fast_rows as FastRows);
+    let (fast_sum, fast_both) = (no_fast_row as FastRow, no_fast_rows as FastRows);
     match sqsum {
         None => fill_sum_table(src, sum, fast_sum),
         Some(sq) => fill_tables(src, sum, sq, fast_both),
@@ -96,10 +96,9 @@ macro_rules! table_entry {
 table_entry!(u32);
 table_entry!(u64);
 
-/// A vectorised row of [`fill_sum_table`]: `(row, above, out, acc)` fills a prefix of `out` as
-/// the scalar loop would, starting from the running sum `acc`, and returns its length and the
-/// running sum after it.
-type FastRow<T> = fn(&[u8], &[T], &mut [T], T) -> (usize, T);
+/// A vectorised row of [`fill_sum_table`]: `(row, above, out)` fills a prefix of `out` as the
+/// scalar loop would, and returns its length and the running sum after it.
+type FastRow = fn(&[u8], &[u32], &mut [u32]) -> (usize, u32);
 
 /// The sum table's [`FastRow`] on x86: AVX-512 where [`crate::cpu::active`] allows it, else
 /// SSE2.
@@ -107,14 +106,14 @@ type FastRow<T> = fn(&[u8], &[T], &mut [T], T) -> (usize, T);
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse2"
 ))]
-fn sum_row_x86(row: &[u8], above: &[u32], out: &mut [u32], acc: u32) -> (usize, u32) {
-    if acc == 0 && crate::cpu::active() >= crate::cpu::Level::X86V4 {
+fn sum_row_x86(row: &[u8], above: &[u32], out: &mut [u32]) -> (usize, u32) {
+    if crate::cpu::active() >= crate::cpu::Level::X86V4 {
         // SAFETY: `active()` only reports x86-64-v4 where the CPU and the OS support
         // AVX-512 F/BW/DQ/VL (and AVX2).
         #[allow(unsafe_code)]
         return unsafe { prefix_avx512::sum_row(row, above, out) };
     }
-    prefix_sse2::sum_row(row, above, out, acc)
+    prefix_sse2::sum_row(row, above, out)
 }
 
 /// A vectorised row of [`fill_tables`]: `(row, above_sum, out_sum, above_sq, out_sq)` fills
@@ -144,15 +143,15 @@ fn sum_sq_row_x86(
         #[allow(unsafe_code)]
         return unsafe { prefix_avx512::sum_sq_row(row, above_sum, out_sum, above_sq, out_sq) };
     }
-    let (done_sum, acc_sum) = prefix_sse2::sum_row(row, above_sum, out_sum, 0);
+    let (done_sum, acc_sum) = prefix_sse2::sum_row(row, above_sum, out_sum);
     let (done_sq, acc_sq) = if level >= Level::X86V3 {
         // SAFETY: `active()` only reports x86-64-v3 where the CPU and the OS support AVX2.
         #[allow(unsafe_code)]
         unsafe {
-            prefix_avx2::sq_row(row, above_sq, out_sq, 0)
+            prefix_avx2::sq_row(row, above_sq, out_sq)
         }
     } else {
-        prefix_sse2::sq_row(row, above_sq, out_sq, 0)
+        prefix_sse2::sq_row(row, above_sq, out_sq)
     };
     // Both step 16 pixels over the same row, so they stop at the same place.
     debug_assert_eq!(done_sum, done_sq);
@@ -161,8 +160,8 @@ fn sum_sq_row_x86(
 
 /// The [`FastRow`] of targets without one: nothing done.
 #[allow(dead_code)]
-fn no_fast_row<T>(_: &[u8], _: &[T], _: &mut [T], acc: T) -> (usize, T) {
-    (0, acc)
+fn no_fast_row(_: &[u8], _: &[u32], _: &mut [u32]) -> (usize, u32) {
+    (0, 0)
 }
 
 /// The [`FastRows`] of targets without one: nothing done.
@@ -173,7 +172,7 @@ fn no_fast_rows(_: &[u8], _: &[u32], _: &mut [u32], _: &[u64], _: &mut [u64]) ->
 
 /// Writes the summed-area table of `src` into `sum` (row 0 and column 0 zero), each row
 /// through `fast` first, the rest of it by the scalar loop.
-fn fill_sum_table(src: &ImageView<'_, u8>, sum: &mut ImageViewMut<'_, u32>, fast: FastRow<u32>) {
+fn fill_sum_table(src: &ImageView<'_, u8>, sum: &mut ImageViewMut<'_, u32>, fast: FastRow) {
     sum.row_mut(0).fill(0);
     #[cfg(target_arch = "x86_64")]
     let first = fill_bands_streamed::<SUM_BAND_ROWS>(src, sum, None);
@@ -181,7 +180,7 @@ fn fill_sum_table(src: &ImageView<'_, u8>, sum: &mut ImageViewMut<'_, u32>, fast
     let first = 0;
     for y in first..src.height() {
         let (above, out) = split_rows(sum, y);
-        let (done, acc) = fast(src.row(y), &above[1..], &mut out[1..], 0);
+        let (done, acc) = fast(src.row(y), &above[1..], &mut out[1..]);
         finish_row(src, sum, y, done, acc);
     }
 }

@@ -19,15 +19,15 @@ fn prefix8_u32(x: __m256i) -> __m256i {
     _mm256_add_epi32(x, _mm256_permute2x128_si256::<0x08>(last, last))
 }
 
-/// As `prefix_sse2::sq_row`: `out[x] = above[x] + acc + Σ_{i≤x} row[i]²` (wrapping `u64`)
+/// As `prefix_sse2::sq_row`: `out[x] = above[x] + Σ_{i≤x} row[i]²` (wrapping `u64`)
 /// for a prefix of the row, a multiple of 16 pixels; returns its length and the running sum
 /// after it.
 #[target_feature(enable = "avx2")]
-pub(super) fn sq_row(row: &[u8], above: &[u64], out: &mut [u64], acc: u64) -> (usize, u64) {
+pub(super) fn sq_row(row: &[u8], above: &[u64], out: &mut [u64]) -> (usize, u64) {
     let n = row.len().min(above.len()).min(out.len());
     let mut i = 0;
     let seven = _mm256_set1_epi32(7);
-    let mut carry = _mm256_set1_epi64x(acc as i64);
+    let mut carry = _mm256_setzero_si256();
     // SAFETY: `i + 16 ≤ n`: a 16-byte load from `row`, four 4-element loads from `above` and
     // stores into `out` at `i..i + 16`, all inside the slices (each at least `n` long).
     unsafe {

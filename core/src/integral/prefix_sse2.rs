@@ -43,16 +43,16 @@ fn prefix4_u32(q: __m128i) -> __m128i {
     }
 }
 
-/// `out[x] = above[x] + acc + Σ_{i≤x} row[i]` (wrapping `u32`) for a prefix of the row, a
+/// `out[x] = above[x] + Σ_{i≤x} row[i]` (wrapping `u32`) for a prefix of the row, a
 /// multiple of 16 pixels; returns its length and the running sum after it.
-pub(super) fn sum_row(row: &[u8], above: &[u32], out: &mut [u32], acc: u32) -> (usize, u32) {
+pub(super) fn sum_row(row: &[u8], above: &[u32], out: &mut [u32]) -> (usize, u32) {
     let n = row.len().min(above.len()).min(out.len());
     let mut i = 0;
     // SAFETY: `i + 16 ≤ n`: a 16-byte load from `row`, four 4-element loads from `above` and
     // stores into `out` at `i..i + 16`, all inside the slices (each at least `n` long).
     unsafe {
         let zero = _mm_setzero_si128();
-        let mut carry = _mm_set1_epi32(acc as i32);
+        let mut carry = _mm_setzero_si128();
         while i + STEP <= n {
             let (lo, hi) = prefix16(_mm_loadu_si128(row.as_ptr().add(i).cast()));
             let parts = [
@@ -74,16 +74,16 @@ pub(super) fn sum_row(row: &[u8], above: &[u32], out: &mut [u32], acc: u32) -> (
     }
 }
 
-/// As [`sum_row`] for the squared table: `out[x] = above[x] + acc + Σ_{i≤x} row[i]²` (wrapping
+/// As [`sum_row`] for the squared table: `out[x] = above[x] + Σ_{i≤x} row[i]²` (wrapping
 /// `u64`).
-pub(super) fn sq_row(row: &[u8], above: &[u64], out: &mut [u64], acc: u64) -> (usize, u64) {
+pub(super) fn sq_row(row: &[u8], above: &[u64], out: &mut [u64]) -> (usize, u64) {
     let n = row.len().min(above.len()).min(out.len());
     let mut i = 0;
     // SAFETY: `i + 16 ≤ n`: a 16-byte load from `row`, eight 2-element loads from `above` and
     // stores into `out` at `i..i + 16`, all inside the slices (each at least `n` long).
     unsafe {
         let zero = _mm_setzero_si128();
-        let mut carry = _mm_set1_epi64x(acc as i64);
+        let mut carry = _mm_setzero_si128();
         while i + STEP <= n {
             let v = _mm_loadu_si128(row.as_ptr().add(i).cast());
             // Squares of `u8` fit `u16` (at most 65025).
