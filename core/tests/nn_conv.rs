@@ -19,6 +19,8 @@
 #[allow(dead_code)]
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/conv_reference.rs"]
+mod conv_reference;
 #[path = "common/counting_alloc.rs"]
 mod counting_alloc;
 
@@ -26,6 +28,7 @@ mod counting_alloc;
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 use common::Rng;
+use conv_reference::reference;
 use mvision_core::cpu;
 use mvision_core::nn::conv::{
     blocked_prepare_weights, blocked_weights_len, blocked_workspace_len, choose_method, conv2d,
@@ -38,49 +41,6 @@ use mvision_core::nn::gemm::{
 };
 use mvision_core::nn::tensor::{Shape4, TensorView, TensorViewMut};
 use mvision_core::Error;
-
-/// `(Σ x·w + bias, Σ |x·w| + |bias|)` per output, in f64, from the definition.
-fn reference(s: &Conv2dShape, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Vec<f64>, Vec<f64>) {
-    let d = s.dims().unwrap();
-    let (cg, ocg) = (s.c_in / s.groups, s.c_out / s.groups);
-    let mut out = vec![0.0; d.output_len];
-    let mut mag = vec![0.0; d.output_len];
-    for b in 0..s.n {
-        for oc in 0..s.c_out {
-            let g = oc / ocg;
-            for oy in 0..d.out_h {
-                for ox in 0..d.out_w {
-                    let mut acc = bias.map_or(0.0, |b| b[oc] as f64);
-                    let mut m = acc.abs();
-                    for icg in 0..cg {
-                        let ic = g * cg + icg;
-                        for ky in 0..s.kh {
-                            for kx in 0..s.kw {
-                                let iy =
-                                    (oy * s.stride_h + ky * s.dilation_h) as i64 - s.pad_top as i64;
-                                let ix = (ox * s.stride_w + kx * s.dilation_w) as i64
-                                    - s.pad_left as i64;
-                                if iy < 0 || ix < 0 || iy >= s.h as i64 || ix >= s.w as i64 {
-                                    continue;
-                                }
-                                let xv = x
-                                    [((b * s.c_in + ic) * s.h + iy as usize) * s.w + ix as usize]
-                                    as f64;
-                                let wv = w[((oc * cg + icg) * s.kh + ky) * s.kw + kx] as f64;
-                                acc += xv * wv;
-                                m += (xv * wv).abs();
-                            }
-                        }
-                    }
-                    let at = ((b * s.c_out + oc) * d.out_h + oy) * d.out_w + ox;
-                    out[at] = acc;
-                    mag[at] = m;
-                }
-            }
-        }
-    }
-    (out, mag)
-}
 
 /// The Winograd F(2×2, 3×3) error bound of the module docs, per output (f64).
 fn winograd_bound(s: &Conv2dShape, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> Vec<f64> {
@@ -268,6 +228,12 @@ fn check_blocked_prepared(
     );
     assert!(out.iter().all(|v| v.is_nan()), "{s:?}: wrote on error");
     conv2d_blocked_prepared(s, x, &prepared, bias, &mut out, &mut ws).unwrap();
+    assert_prepared_output(s, &out, want);
+}
+
+/// `out` (NaN-filled beyond `want.len()` before the call) equals `want` bit for bit and was not
+/// written past it.
+fn assert_prepared_output(s: &Conv2dShape, out: &[f32], want: &[f32]) {
     for (i, (&got, &r)) in out.iter().zip(want).enumerate() {
         assert_eq!(
             got.to_bits(),
@@ -312,17 +278,7 @@ fn check_winograd_prepared(
     );
     assert!(out.iter().all(|v| v.is_nan()), "{s:?}: wrote on error");
     conv2d_winograd_prepared(s, x, &prepared, bias, &mut out, &mut ws).unwrap();
-    for (i, (&got, &r)) in out.iter().zip(want).enumerate() {
-        assert_eq!(
-            got.to_bits(),
-            r.to_bits(),
-            "{s:?}: prepared out[{i}] = {got}, want {r}"
-        );
-    }
-    assert!(
-        out[want.len()..].iter().all(|v| v.is_nan()),
-        "{s:?}: wrote past the output"
-    );
+    assert_prepared_output(s, &out, want);
 }
 
 #[test]

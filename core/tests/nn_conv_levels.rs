@@ -5,50 +5,12 @@
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
+#[path = "common/conv_reference.rs"]
+mod conv_reference;
+
+use conv_reference::reference;
 use mvision_core::cpu::{self, Level};
 use mvision_core::nn::conv::{choose_method, conv2d, workspace_len, Conv2dShape, ConvMethod};
-
-/// Output and the sum of `|x·w|` per output (for the rounding bound), in `f64`.
-fn reference(s: &Conv2dShape, x: &[f32], w: &[f32], bias: &[f32]) -> (Vec<f64>, Vec<f64>) {
-    let d = s.dims().unwrap();
-    let (cg, ocg) = (s.c_in / s.groups, s.c_out / s.groups);
-    let mut out = vec![0.0; d.output_len];
-    let mut mag = vec![0.0; d.output_len];
-    for b in 0..s.n {
-        for oc in 0..s.c_out {
-            let g = oc / ocg;
-            for oy in 0..d.out_h {
-                for ox in 0..d.out_w {
-                    let i = ((b * s.c_out + oc) * d.out_h + oy) * d.out_w + ox;
-                    let (mut acc, mut m) = (bias[oc] as f64, (bias[oc] as f64).abs());
-                    for ic in 0..cg {
-                        for ky in 0..s.kh {
-                            for kx in 0..s.kw {
-                                let iy = (oy * s.stride_h + ky * s.dilation_h) as isize
-                                    - s.pad_top as isize;
-                                let ix = (ox * s.stride_w + kx * s.dilation_w) as isize
-                                    - s.pad_left as isize;
-                                if iy < 0 || ix < 0 || iy >= s.h as isize || ix >= s.w as isize {
-                                    continue;
-                                }
-                                let c = g * cg + ic;
-                                let xv = x
-                                    [((b * s.c_in + c) * s.h + iy as usize) * s.w + ix as usize]
-                                    as f64;
-                                let wv = w[((oc * cg + ic) * s.kh + ky) * s.kw + kx] as f64;
-                                acc += xv * wv;
-                                m += (xv * wv).abs();
-                            }
-                        }
-                    }
-                    out[i] = acc;
-                    mag[i] = m;
-                }
-            }
-        }
-    }
-    (out, mag)
-}
 
 #[test]
 fn blocked_at_every_level() {
@@ -75,7 +37,7 @@ fn blocked_at_every_level() {
     for s in &shapes {
         let d = s.dims().unwrap();
         let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
-        let (want, mag) = reference(s, &x, &w, &bias);
+        let (want, mag) = reference(s, &x, &w, Some(&bias));
         let eps = f32::EPSILON as f64 * (d.k as f64 + 2.0);
         for level in Level::ALL.into_iter().filter(|&l| l <= cpu::detected()) {
             cpu::set_cap(level);
