@@ -492,10 +492,11 @@ fn write_table(
     if gpu.is_some() {
         writeln!(
             out,
-            "GPU: {} operations per timed run, one wait; dense filters {:?}; cells are Mpixel/s \
-             (% of device-to-device copy bandwidth)",
+            "GPU: {} operations per timed run, one wait; dense filters {:?}; kernel tuning {}; \
+             cells are Mpixel/s (% of device-to-device copy bandwidth)",
             gpu::BATCH,
-            args.variant
+            args.variant,
+            kernel_tuning()
         )?;
     }
     const LABEL_W: usize = 20;
@@ -577,6 +578,7 @@ fn report_json(
         "backend": args.backend.name(),
         "device": device_name(args, gpu),
         "variant": format!("{:?}", args.variant),
+        "kernel_tuning": kernel_tuning(),
         "copy_gbytes_per_s": copy.0.iter().map(|(s, b)| json!({"size": s.to_string(), "gbytes_per_s": b / 1e9})).collect::<Vec<_>>(),
         "build_profile": if cfg!(debug_assertions) { "debug" } else { "release" },
         "arch": std::env::consts::ARCH,
@@ -589,6 +591,16 @@ fn report_json(
         "dense_kernels": kernels,
         "results": results,
     })
+}
+
+/// The process's GPU kernel tuning (`MVISION_FILTER_STREAM*`, `MVISION_INTEGRAL_*`), as
+/// `"filter auto/4, integral 256x64/shfl/g256"`.
+fn kernel_tuning() -> String {
+    format!(
+        "filter {}, integral {}",
+        mvision_runtime::FilterTuning::get().label(),
+        mvision_runtime::IntegralTuning::get().label()
+    )
 }
 
 #[cfg(test)]
