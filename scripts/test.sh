@@ -46,6 +46,8 @@ cargo test --workspace --locked
 
 step "GPU filters: the streaming kernels on every size (MVISION_FILTER_STREAM=on; default auto runs them on large images only)"
 MVISION_FILTER_STREAM=on cargo test -p mvision-runtime --locked --test backends -- filter::
+step "GPU filters: the packed-product (dp2a) u8 kernels on every size, emulated on PoCL (MVISION_FILTER_DOT=on)"
+MVISION_FILTER_STREAM=on MVISION_FILTER_DOT=on cargo test -p mvision-runtime --locked --test backends -- filter::
 
 step "GEMM through the gemm crate (feature gemm-crate) and the explicit AVX+FMA micro-kernel"
 cargo clippy -p mvision-core --all-targets --features gemm-crate --locked -- -D warnings

@@ -862,21 +862,28 @@ MV_INLINE void mv_sstore_f32(MV_GLOBAL float* d, int idx, int left, const float*
 #define MV_LOAD12_u8 MV_LOAD12_U8
 #define MV_LOAD12_f32 MV_LOAD12_F32
 #define MV_STREAM_LOOP(SUFFIX, K, OUT, ROW, DONE)                                           \
+    MV_STREAM_LOOP_F(SUFFIX, K, OUT, MV_FAST_WIN(SUFFIX, K) ROW, ROW, DONE)
+/* The window of a fast work-item's row i: the 12 pixels at rp_ (aligned), from x - K/2 on. */
+#define MV_FAST_WIN(SUFFIX, K)                                                              \
+    ACC win[MV_SPX + K - 1];                                                                \
+    {                                                                                       \
+        ACC q[12];                                                                          \
+        MV_LOAD12_##SUFFIX(rp_, q)                                                          \
+        MV_UNROLL for (int n = 0; n < MV_SPX + K - 1; ++n)                                  \
+        {                                                                                   \
+            win[n] = q[4 - K / 2 + n];                                                      \
+        }                                                                                   \
+    }
+/* MV_STREAM_LOOP with FASTROW, not the window and ROW, as the fast work-items' row step: it
+ * reads row i's 12 pixels x - 4 .. x + 7 from rp_ (4-pixel aligned, all inside). */
+#define MV_STREAM_LOOP_F(SUFFIX, K, OUT, FASTROW, ROW, DONE)                                \
     if (fast && y0 - K / 2 >= 0 && y0 + MV_STREAM_ROWS + K / 2 <= h) {                      \
         MV_GLOBAL const PIX* p_ = src + (y0 - K / 2) * ss + x - 4;                          \
         MV_UNROLL for (int i = 0; i < MV_STREAM_ROWS + K - 1; ++i)                          \
         {                                                                                   \
             int u = i % K;                                                                  \
-            ACC win[MV_SPX + K - 1];                                                        \
-            {                                                                               \
-                ACC q[12];                                                                  \
-                MV_LOAD12_##SUFFIX(p_ + i * ss, q)                                          \
-                MV_UNROLL for (int n = 0; n < MV_SPX + K - 1; ++n)                          \
-                {                                                                           \
-                    win[n] = q[4 - K / 2 + n];                                              \
-                }                                                                           \
-            }                                                                               \
-            ROW                                                                             \
+            MV_GLOBAL const PIX* rp_ = p_ + i * ss;                                         \
+            FASTROW                                                                         \
             if (i >= K - 1) {                                                               \
                 OUT o_[MV_SPX];                                                             \
                 DONE                                                                        \
@@ -906,9 +913,77 @@ MV_INLINE void mv_sstore_f32(MV_GLOBAL float* d, int idx, int left, const float*
         }                                                                                   \
     }
 
-/* mv_sdense_u8_k<K>: the dense fixed-point K x K filter of work-item (x, y0). */
+/* Packed-product rows (the _dp kernels, u8 with coefficients that fit 16 bits). A K-tap row sum
+ * at output j of a fast work-item reads bytes s = 4 + j - K/2 .. s + K - 1 of the row's three
+ * aligned words wd[]; it takes them two at a time, as the (K + 1) / 2 byte pairs 2h, 2h + 1 from
+ * h = s / 2 on, each with one mv_dp2a: the pair's coefficients are MV_DP_PAIRS' pe[m] = (c[2m],
+ * c[2m + 1]) when s is even and po[m] = (c[2m - 1], c[2m]) when it is odd (c[-1] = c[K] = 0).
+ * Integer sums are exact in any order, so the results are those of the plain kernels. */
+#define MV_DP_PAIRS(c, K, pe, po)                                                           \
+    mv_u32 pe[(K + 1) / 2];                                                                 \
+    mv_u32 po[(K + 1) / 2];                                                                 \
+    MV_UNROLL for (int m = 0; m < (K + 1) / 2; ++m)                                         \
+    {                                                                                       \
+        pe[m] = mv_pack16((c)[2 * m], 2 * m + 1 < K ? (c)[2 * m + 1] : 0);                  \
+        po[m] = mv_pack16(m > 0 ? (c)[2 * m - 1] : 0, (c)[2 * m]);                          \
+    }
+/* The three words of a fast row (rp_). */
+#define MV_DP_WORDS(wd)                                                                     \
+    mv_u32 wd[3];                                                                           \
+    {                                                                                       \
+        MV_GLOBAL const mv_u32* w_ = (MV_GLOBAL const mv_u32*)rp_;                          \
+        wd[0] = w_[0];                                                                      \
+        wd[1] = w_[1];                                                                      \
+        wd[2] = w_[2];                                                                      \
+    }
+/* acc + the K-tap sum of output j from the words wd[] (pe / po from MV_DP_PAIRS). */
+MV_INLINE mv_i32 mv_dp_row(const mv_u32* wd, const mv_u32* pe, const mv_u32* po, int k, int j,
+                           mv_i32 acc)
+{
+    int s = 4 + j - k / 2;
+    MV_UNROLL for (int m = 0; m < (k + 1) / 2; ++m)
+    {
+        int hh = (s >> 1) + m;
+        acc = MV_DP2A((s & 1) ? po[m] : pe[m], wd[hh >> 1], acc, hh & 1);
+    }
+    return acc;
+}
+
+/* mv_sdense_u8_k<K>: the dense fixed-point K x K filter of work-item (x, y0); with DP 1 the
+ * fast work-items take packed products (mv_dp_row). */
 #define PIX mv_u8
 #define ACC mv_i32
+/* Adds row i's contributions (window win) to the output rows that use it. */
+#define MV_SDENSE_ROW(K)                                                                      \
+    MV_UNROLL for (int ty = 0; ty < K; ++ty) {                                                \
+        if (i - ty >= 0 && i - ty < MV_STREAM_ROWS) {                                         \
+            MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                        \
+            {                                                                                 \
+                mv_i32 s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                           \
+                MV_UNROLL for (int tx = 0; tx < K; ++tx)                                      \
+                {                                                                             \
+                    s = s + ck[ty * K + tx] * win[j + tx];                                    \
+                }                                                                             \
+                acc[MV_SLOT(u, ty, K)][j] = s;                                                \
+            }                                                                                 \
+        }                                                                                     \
+    }
+/* The same from the words wd[] of a fast row, kernel row ty's pairs at dpe[ty], dpo[ty]. */
+#define MV_SDENSE_DP_ROW(K)                                                                   \
+    MV_DP_WORDS(wd)                                                                           \
+    MV_UNROLL for (int ty = 0; ty < K; ++ty) {                                                \
+        if (i - ty >= 0 && i - ty < MV_STREAM_ROWS) {                                         \
+            MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                        \
+            {                                                                                 \
+                mv_i32 s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                           \
+                acc[MV_SLOT(u, ty, K)][j] = mv_dp_row(wd, dpe[ty], dpo[ty], K, j, s);         \
+            }                                                                                 \
+        }                                                                                     \
+    }
+#define MV_SDENSE_DONE(K)                                                                     \
+    MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                              \
+        o_[j] = mv_round_shift_sat_u32(acc[MV_SLOT(u, K - 1, K)][j], shift);                  \
+    }
 #define MV_DEFINE_SDENSE_U8(K)                                                                \
     MV_INLINE void mv_sdense_u8_k##K(MV_CONSTANT mv_i32* c, int shift, MV_SARGS)              \
     {                                                                                         \
@@ -918,65 +993,95 @@ MV_INLINE void mv_sstore_f32(MV_GLOBAL float* d, int idx, int left, const float*
             ck[t] = c[t];                                                                     \
         }                                                                                     \
         mv_i32 acc[K][MV_SPX];                                                                \
-        MV_STREAM_LOOP(                                                                       \
-            u8, K, mv_u32,                                                                    \
-            MV_UNROLL for (int ty = 0; ty < K; ++ty) {                                        \
-                if (i - ty >= 0 && i - ty < MV_STREAM_ROWS) {                                 \
-                    MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                \
-                    {                                                                         \
-                        mv_i32 s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                   \
-                        MV_UNROLL for (int tx = 0; tx < K; ++tx)                              \
-                        {                                                                     \
-                            s = s + ck[ty * K + tx] * win[j + tx];                            \
-                        }                                                                     \
-                        acc[MV_SLOT(u, ty, K)][j] = s;                                        \
-                    }                                                                         \
-                }                                                                             \
-            },                                                                                \
-            MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                      \
-                o_[j] = mv_round_shift_sat_u32(acc[MV_SLOT(u, K - 1, K)][j], shift);          \
-            })                                                                                \
+        MV_STREAM_LOOP(u8, K, mv_u32, MV_SDENSE_ROW(K), MV_SDENSE_DONE(K))                    \
+    }                                                                                         \
+    MV_INLINE void mv_sdense_u8dp_k##K(MV_CONSTANT mv_i32* c, int shift, MV_SARGS)            \
+    {                                                                                         \
+        mv_i32 ck[K * K];                                                                     \
+        MV_UNROLL for (int t = 0; t < K * K; ++t)                                             \
+        {                                                                                     \
+            ck[t] = c[t];                                                                     \
+        }                                                                                     \
+        mv_u32 dpe[K][(K + 1) / 2];                                                           \
+        mv_u32 dpo[K][(K + 1) / 2];                                                           \
+        MV_UNROLL for (int ty = 0; ty < K; ++ty)                                              \
+        {                                                                                     \
+            MV_DP_PAIRS(ck + ty * K, K, pe, po)                                               \
+            MV_UNROLL for (int m = 0; m < (K + 1) / 2; ++m)                                   \
+            {                                                                                 \
+                dpe[ty][m] = pe[m];                                                           \
+                dpo[ty][m] = po[m];                                                           \
+            }                                                                                 \
+        }                                                                                     \
+        mv_i32 acc[K][MV_SPX];                                                                \
+        MV_STREAM_LOOP_F(u8, K, mv_u32, MV_SDENSE_DP_ROW(K), MV_SDENSE_ROW(K),                \
+                         MV_SDENSE_DONE(K))                                                   \
     }
 MV_DEFINE_SDENSE_U8(3)
 #undef PIX
 #undef ACC
 
 /* mv_ssep_<T>_k<K>: the separable K x K filter of work-item (x, y0); FINISH makes an output
- * from its sum `a`. */
+ * from its sum `a`. mv_ssep_u8dp_k<K>: the same for u8 with the fast work-items' horizontal
+ * sums from packed products (mv_dp_row). */
+/* The horizontal sums hs[] of row i from its window win. */
+#define MV_SSEP_HS(K)                                                                         \
+    ACC hs[MV_SPX];                                                                           \
+    MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                              \
+        ACC s = 0;                                                                            \
+        MV_UNROLL for (int tx = 0; tx < K; ++tx)                                              \
+        {                                                                                     \
+            s = s + cx[tx] * win[j + tx];                                                     \
+        }                                                                                     \
+        hs[j] = s;                                                                            \
+    }
+/* The same from the words of a fast row. */
+#define MV_SSEP_DP_HS(K)                                                                      \
+    MV_DP_WORDS(wd)                                                                           \
+    ACC hs[MV_SPX];                                                                           \
+    MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                              \
+        hs[j] = mv_dp_row(wd, pe, po, K, j, 0);                                               \
+    }
+/* Adds hs[] times the vertical taps into the output rows that use row i. */
+#define MV_SSEP_V(K)                                                                          \
+    MV_UNROLL for (int ty = 0; ty < K; ++ty) {                                                \
+        if (i - ty >= 0 && i - ty < MV_STREAM_ROWS) {                                         \
+            MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                        \
+            {                                                                                 \
+                ACC s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                              \
+                acc[MV_SLOT(u, ty, K)][j] = s + cy[ty] * hs[j];                               \
+            }                                                                                 \
+        }                                                                                     \
+    }
+#define MV_SSEP_DONE(K, FINISH)                                                               \
+    MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                              \
+        ACC a = acc[MV_SLOT(u, K - 1, K)][j];                                                 \
+        o_[j] = FINISH;                                                                       \
+    }
+#define MV_SSEP_TAPS(K)                                                                       \
+    ACC cx[K];                                                                                \
+    ACC cy[K];                                                                                \
+    MV_UNROLL for (int t = 0; t < K; ++t)                                                     \
+    {                                                                                         \
+        cx[t] = kx[t];                                                                        \
+        cy[t] = ky[t];                                                                        \
+    }                                                                                         \
+    ACC acc[K][MV_SPX];
 #define MV_DEFINE_SSEP(SUFFIX, OUT, K, FINISH_ARGS, FINISH)                                   \
     MV_INLINE void mv_ssep_##SUFFIX##_k##K(MV_CONSTANT ACC* kx, MV_CONSTANT ACC* ky,          \
                                            FINISH_ARGS, MV_SARGS)                             \
     {                                                                                         \
-        ACC cx[K];                                                                            \
-        ACC cy[K];                                                                            \
-        MV_UNROLL for (int t = 0; t < K; ++t)                                                 \
-        {                                                                                     \
-            cx[t] = kx[t];                                                                    \
-            cy[t] = ky[t];                                                                    \
-        }                                                                                     \
-        ACC acc[K][MV_SPX];                                                                   \
-        MV_STREAM_LOOP(                                                                       \
-            SUFFIX, K, OUT, ACC hs[MV_SPX];                                                   \
-            MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                      \
-                ACC s = 0;                                                                    \
-                MV_UNROLL for (int tx = 0; tx < K; ++tx)                                      \
-                {                                                                             \
-                    s = s + cx[tx] * win[j + tx];                                             \
-                }                                                                             \
-                hs[j] = s;                                                                    \
-            } MV_UNROLL for (int ty = 0; ty < K; ++ty) {                                      \
-                if (i - ty >= 0 && i - ty < MV_STREAM_ROWS) {                                 \
-                    MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                \
-                    {                                                                         \
-                        ACC s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                      \
-                        acc[MV_SLOT(u, ty, K)][j] = s + cy[ty] * hs[j];                       \
-                    }                                                                         \
-                }                                                                             \
-            },                                                                                \
-            MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                      \
-                ACC a = acc[MV_SLOT(u, K - 1, K)][j];                                         \
-                o_[j] = FINISH;                                                               \
-            })                                                                                \
+        MV_SSEP_TAPS(K)                                                                       \
+        MV_STREAM_LOOP(SUFFIX, K, OUT, MV_SSEP_HS(K) MV_SSEP_V(K), MV_SSEP_DONE(K, FINISH))   \
+    }
+#define MV_DEFINE_SSEP_DP(K, FINISH_ARGS, FINISH)                                             \
+    MV_INLINE void mv_ssep_u8dp_k##K(MV_CONSTANT ACC* kx, MV_CONSTANT ACC* ky, FINISH_ARGS,   \
+                                     MV_SARGS)                                                \
+    {                                                                                         \
+        MV_SSEP_TAPS(K)                                                                       \
+        MV_DP_PAIRS(cx, K, pe, po)                                                            \
+        MV_STREAM_LOOP_F(u8, K, mv_u32, MV_SSEP_DP_HS(K) MV_SSEP_V(K),                        \
+                         MV_SSEP_HS(K) MV_SSEP_V(K), MV_SSEP_DONE(K, FINISH))                 \
     }
 #define PIX mv_u8
 #define ACC mv_i32
@@ -985,6 +1090,9 @@ MV_DEFINE_SDENSE_U8(3)
 MV_DEFINE_SSEP(u8, mv_u32, 3, MV_SSEP_U8_ARGS, MV_SSEP_U8_FINISH)
 MV_DEFINE_SSEP(u8, mv_u32, 5, MV_SSEP_U8_ARGS, MV_SSEP_U8_FINISH)
 MV_DEFINE_SSEP(u8, mv_u32, 7, MV_SSEP_U8_ARGS, MV_SSEP_U8_FINISH)
+MV_DEFINE_SSEP_DP(3, MV_SSEP_U8_ARGS, MV_SSEP_U8_FINISH)
+MV_DEFINE_SSEP_DP(5, MV_SSEP_U8_ARGS, MV_SSEP_U8_FINISH)
+MV_DEFINE_SSEP_DP(7, MV_SSEP_U8_ARGS, MV_SSEP_U8_FINISH)
 #undef PIX
 #undef ACC
 #define PIX float
@@ -999,51 +1107,69 @@ MV_DEFINE_SSEP(f32, float, 7, float scale, a * scale)
  * (anything else writes nothing). One work-item per MV_SPX x MV_STREAM_ROWS outputs; on CUDA
  * capped at 64 registers (MV_KERNEL_LEAN): with more, too few work-items fit an SM to hide the
  * loads' latency (measured on the H200). */
-MV_KERNEL_LEAN mv_filter2d_u8_stream(MV_GLOBAL const mv_u8* src, int src_stride, MV_GLOBAL mv_u8* dst,
-                                int dst_stride, int width, int height,
-                                MV_CONSTANT mv_i32* coeffs, int ksize, int shift,
-                                int border_mode, int border_value)
+/* The dense streaming kernels' parameters and body (FN##3: the work-item function). */
+#define MV_FILTER2D_U8_STREAM_PARAMS                                                           \
+    MV_GLOBAL const mv_u8 *src, int src_stride, MV_GLOBAL mv_u8 *dst, int dst_stride,          \
+        int width, int height, MV_CONSTANT mv_i32 *coeffs, int ksize, int shift,               \
+        int border_mode, int border_value
+#define MV_FILTER2D_U8_STREAM_BODY(FN)                                                         \
+    int x = MV_GID_X * MV_SPX;                                                                 \
+    int y0 = MV_GID_Y * MV_STREAM_ROWS;                                                        \
+    if (x >= width || y0 >= height) {                                                          \
+        return;                                                                                \
+    }                                                                                          \
+    int cols[MV_SWIN];                                                                         \
+    int fast = mv_scols(src, src_stride, width, x, ksize / 2, border_mode, 4, cols);           \
+    if (ksize == 3) {                                                                          \
+        FN##3(coeffs, shift, src, src_stride, dst, dst_stride, width, height, x, y0, fast,     \
+              cols, border_mode, border_value);                                                \
+    }
+/* The separable streaming u8 kernels' parameters and body. */
+#define MV_SEP_U8_STREAM_PARAMS                                                                \
+    MV_GLOBAL const mv_u8 *src, int src_stride, MV_GLOBAL mv_u8 *dst, int dst_stride,          \
+        int width, int height, MV_CONSTANT mv_i32 *kx, int kx_len, MV_CONSTANT mv_i32 *ky,      \
+        int ky_len, int shift, int finish, int area, int border_mode, int border_value
+#define MV_SEP_U8_STREAM_CALL(FN)                                                              \
+    FN(kx, ky, shift, finish, area, src, src_stride, dst, dst_stride, width, height, x, y0,    \
+       fast, cols, border_mode, border_value)
+#define MV_SEP_U8_STREAM_BODY(FN)                                                              \
+    int x = MV_GID_X * MV_SPX;                                                                 \
+    int y0 = MV_GID_Y * MV_STREAM_ROWS;                                                        \
+    if (x >= width || y0 >= height || kx_len != ky_len) {                                      \
+        return;                                                                                \
+    }                                                                                          \
+    int cols[MV_SWIN];                                                                         \
+    int fast = mv_scols(src, src_stride, width, x, kx_len / 2, border_mode, 4, cols);          \
+    if (kx_len == 3) {                                                                         \
+        MV_SEP_U8_STREAM_CALL(FN##3);                                                          \
+    } else if (kx_len == 5) {                                                                  \
+        MV_SEP_U8_STREAM_CALL(FN##5);                                                          \
+    } else if (kx_len == 7) {                                                                  \
+        MV_SEP_U8_STREAM_CALL(FN##7);                                                          \
+    }
+
+MV_KERNEL_LEAN mv_filter2d_u8_stream(MV_FILTER2D_U8_STREAM_PARAMS)
 {
-    int x = MV_GID_X * MV_SPX;
-    int y0 = MV_GID_Y * MV_STREAM_ROWS;
-    if (x >= width || y0 >= height) {
-        return;
-    }
-    int cols[MV_SWIN];
-    int fast = mv_scols(src, src_stride, width, x, ksize / 2, border_mode, 4, cols);
-#define MV_SCALL(K)                                                                             \
-    mv_sdense_u8_k##K(coeffs, shift, src, src_stride, dst, dst_stride, width, height, x, y0, \
-                      fast, cols, border_mode, border_value)
-    if (ksize == 3) {
-        MV_SCALL(3);
-    }
-#undef MV_SCALL
+    MV_FILTER2D_U8_STREAM_BODY(mv_sdense_u8_k)
 }
 
-MV_KERNEL_LEAN mv_sep_filter_u8_stream(MV_GLOBAL const mv_u8* src, int src_stride,
-                                  MV_GLOBAL mv_u8* dst, int dst_stride, int width, int height,
-                                  MV_CONSTANT mv_i32* kx, int kx_len, MV_CONSTANT mv_i32* ky,
-                                  int ky_len, int shift, int finish, int area, int border_mode,
-                                  int border_value)
+MV_KERNEL_LEAN mv_sep_filter_u8_stream(MV_SEP_U8_STREAM_PARAMS)
 {
-    int x = MV_GID_X * MV_SPX;
-    int y0 = MV_GID_Y * MV_STREAM_ROWS;
-    if (x >= width || y0 >= height || kx_len != ky_len) {
-        return;
-    }
-    int cols[MV_SWIN];
-    int fast = mv_scols(src, src_stride, width, x, kx_len / 2, border_mode, 4, cols);
-#define MV_SCALL(K)                                                                          \
-    mv_ssep_u8_k##K(kx, ky, shift, finish, area, src, src_stride, dst, dst_stride, width,  \
-                    height, x, y0, fast, cols, border_mode, border_value)
-    if (kx_len == 3) {
-        MV_SCALL(3);
-    } else if (kx_len == 5) {
-        MV_SCALL(5);
-    } else if (kx_len == 7) {
-        MV_SCALL(7);
-    }
-#undef MV_SCALL
+    MV_SEP_U8_STREAM_BODY(mv_ssep_u8_k)
+}
+
+/* The _dp twins: the same outputs, the fast work-items' row sums from packed products
+ * (mv_dp2a); the host runs them only with coefficients (the dense ones, the horizontal
+ * separable ones) within -32768 .. 32767, where the device has the instruction (or when told
+ * to, for tests: then mv_dp2a_soft computes the same sums). */
+MV_KERNEL_LEAN mv_filter2d_u8_stream_dp(MV_FILTER2D_U8_STREAM_PARAMS)
+{
+    MV_FILTER2D_U8_STREAM_BODY(mv_sdense_u8dp_k)
+}
+
+MV_KERNEL_LEAN mv_sep_filter_u8_stream_dp(MV_SEP_U8_STREAM_PARAMS)
+{
+    MV_SEP_U8_STREAM_BODY(mv_ssep_u8dp_k)
 }
 
 MV_KERNEL_LEAN mv_sep_filter_f32_stream(MV_GLOBAL const float* src, int src_stride,

@@ -30,3 +30,30 @@ MV_INLINE mv_i16 mv_sat_i16(mv_i32 v)
 {
     return (mv_i16)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
 }
+
+/* Two signed 16-bit coefficients in one word, a in bits 0..15 (the operand of mv_dp2a_*). */
+MV_INLINE mv_u32 mv_pack16(mv_i32 a, mv_i32 b)
+{
+    return ((mv_u32)a & 0xffffu) | ((mv_u32)b << 16);
+}
+
+/* The signed 16-bit field `upper` (0: bits 0..15, 1: bits 16..31) of c2, without
+ * implementation-defined conversions. */
+MV_INLINE mv_i32 mv_s16_of(mv_u32 c2, int upper)
+{
+    mv_i32 h = (mv_i32)((upper ? c2 >> 16 : c2) & 0xffffu);
+    return h >= 32768 ? h - 65536 : h;
+}
+
+/* mv_dp2a_lo / mv_dp2a_hi (the preludes) where the device has no such instruction: the same
+ * exact sums, acc + lo16(c2) * byte(v, 2 * hi) + hi16(c2) * byte(v, 2 * hi + 1). */
+MV_INLINE mv_i32 mv_dp2a_soft(mv_u32 c2, mv_u32 v, mv_i32 acc, int hi)
+{
+    return acc + mv_s16_of(c2, 0) * (mv_i32)MV_BYTE(v, 2 * hi) +
+           mv_s16_of(c2, 1) * (mv_i32)MV_BYTE(v, 2 * hi + 1);
+}
+#if MV_DP2A_HW
+#define MV_DP2A(c2, v, acc, hi) ((hi) ? mv_dp2a_hi((c2), (v), (acc)) : mv_dp2a_lo((c2), (v), (acc)))
+#else
+#define MV_DP2A(c2, v, acc, hi) mv_dp2a_soft((c2), (v), (acc), (hi))
+#endif

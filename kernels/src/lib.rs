@@ -254,6 +254,11 @@ pub enum StreamMode {
 ///   streaming kernels (`MV_STREAM_ROWS`); default [`STREAM_ROWS`] (the fastest of 2 … 32 on
 ///   the H200, CUDA and OpenCL).
 ///
+/// * `MVISION_FILTER_DOT=off|auto|on` ([`DotMode`]): whether the streaming `u8` kernels take
+///   their inside rows' sums from packed 16 × 8-bit products (`dp2a`, the `_dp` kernels) when
+///   the coefficients fit 16 bits. Default `auto`: where the device has the instruction
+///   ([`plan::Limits::dp2a`]).
+///
 /// Unparsable values are ignored (the default holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FilterTuning {
@@ -261,6 +266,23 @@ pub struct FilterTuning {
     pub stream: StreamMode,
     /// Output rows per work-item of the streaming kernels (`MV_STREAM_ROWS`).
     pub stream_rows: usize,
+    /// When the streaming `u8` kernels use packed products.
+    pub dot: DotMode,
+}
+
+/// When the streaming `u8` filters use packed 16 × 8-bit products (`MVISION_FILTER_DOT`); only
+/// ever for coefficients that fit 16 bits (the dense ones, a separable filter's horizontal
+/// ones), and the images are the same either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DotMode {
+    /// `off`: never.
+    Off,
+    /// `auto` (the default): where the device has the instruction (CUDA devices of compute
+    /// capability 6.1 or later, NVIDIA's OpenCL on them).
+    Auto,
+    /// `on`: everywhere; a device without the instruction computes the same sums with plain
+    /// multiply-adds (`mv_dp2a_soft`), which lets the tests cover the packed kernels on PoCL.
+    On,
 }
 
 impl FilterTuning {
@@ -268,12 +290,24 @@ impl FilterTuning {
     pub const DEFAULT: FilterTuning = FilterTuning {
         stream: StreamMode::Auto,
         stream_rows: STREAM_ROWS,
+        dot: DotMode::Auto,
     };
 
     /// The tuning of `MVISION_FILTER_STREAM`'s and `MVISION_FILTER_STREAM_ROWS`'s values
-    /// (`None` where unset).
+    /// (`None` where unset), with the default [`DotMode`].
     pub fn parse(stream: Option<&str>, rows: Option<&str>) -> Self {
+        Self::parse_all(stream, rows, None)
+    }
+
+    /// The tuning of the three variables' values (`None` where unset).
+    pub fn parse_all(stream: Option<&str>, rows: Option<&str>, dot: Option<&str>) -> Self {
         let mut t = Self::DEFAULT;
+        match dot.map(str::trim) {
+            Some("off") => t.dot = DotMode::Off,
+            Some("auto") => t.dot = DotMode::Auto,
+            Some("on") => t.dot = DotMode::On,
+            _ => {}
+        }
         match stream.map(str::trim) {
             Some("off") => t.stream = StreamMode::Off,
             Some("auto") => t.stream = StreamMode::Auto,
@@ -293,19 +327,37 @@ impl FilterTuning {
         static TUNING: std::sync::OnceLock<FilterTuning> = std::sync::OnceLock::new();
         *TUNING.get_or_init(|| {
             let var = |k| std::env::var(k).ok();
-            Self::parse(
+            Self::parse_all(
                 var("MVISION_FILTER_STREAM").as_deref(),
                 var("MVISION_FILTER_STREAM_ROWS").as_deref(),
+                var("MVISION_FILTER_DOT").as_deref(),
             )
         })
     }
 
-    /// `"auto/4"`, `"on/4"` or `"off"`, as benchmarks print it.
+    /// `"auto/4"`, `"on/4"` or `"off"`, as benchmarks print it, with `"/dot-off"` or
+    /// `"/dot-on"` appended unless the packed products are `auto`.
     pub fn label(&self) -> String {
+        let dot = match self.dot {
+            DotMode::Off => "/dot-off",
+            DotMode::Auto => "",
+            DotMode::On => "/dot-on",
+        };
         match self.stream {
             StreamMode::Off => "off".to_owned(),
-            StreamMode::Auto => format!("auto/{}", self.stream_rows),
-            StreamMode::On => format!("on/{}", self.stream_rows),
+            StreamMode::Auto => format!("auto/{}{dot}", self.stream_rows),
+            StreamMode::On => format!("on/{}{dot}", self.stream_rows),
+        }
+    }
+
+    /// Whether a streaming `u8` kernel with these coefficients (the dense ones, or a separable
+    /// filter's horizontal ones) takes packed products on a device that has them (`hw`) or not.
+    pub fn packs(&self, coeffs: &[i32], hw: bool) -> bool {
+        let fit = coeffs.iter().all(|&c| i16::try_from(c).is_ok());
+        fit && match self.dot {
+            DotMode::Off => false,
+            DotMode::Auto => hw,
+            DotMode::On => true,
         }
     }
 
@@ -360,6 +412,12 @@ pub mod names {
     pub const FILTER2D_U8_STREAM: &str = "mv_filter2d_u8_stream";
     /// Separable fixed-point filter, square 3, 5 or 7 taps, streaming (register windows).
     pub const SEP_FILTER_U8_STREAM: &str = "mv_sep_filter_u8_stream";
+    /// [`FILTER2D_U8_STREAM`] with packed 16 × 8-bit products (`dp2a`) for coefficients that
+    /// fit 16 bits.
+    pub const FILTER2D_U8_STREAM_DP: &str = "mv_filter2d_u8_stream_dp";
+    /// [`SEP_FILTER_U8_STREAM`] with packed 16 × 8-bit products (`dp2a`) for horizontal taps
+    /// that fit 16 bits.
+    pub const SEP_FILTER_U8_STREAM_DP: &str = "mv_sep_filter_u8_stream_dp";
     /// Separable float filter, square 3, 5 or 7 taps, streaming (register windows).
     pub const SEP_FILTER_F32_STREAM: &str = "mv_sep_filter_f32_stream";
     /// Separable fixed-point filter (also box and Gaussian blur).
@@ -439,6 +497,8 @@ impl KernelSet {
                 FILTER2D_U8_STREAM,
                 SEP_FILTER_U8_STREAM,
                 SEP_FILTER_F32_STREAM,
+                FILTER2D_U8_STREAM_DP,
+                SEP_FILTER_U8_STREAM_DP,
                 SOBEL_U8,
                 SOBEL_F32,
             ],

@@ -122,6 +122,8 @@ impl Context {
                 max_items: info.max_work_item_sizes,
                 local_mem_bytes: info.local_mem_bytes,
                 simd_width: Some(WARP),
+                // PTX dp2a: sm_61 and later (the prelude uses it under the same condition).
+                dp2a: info.compute_capability >= (6, 1),
             };
             Ok(Self {
                 planner: Planner::new(NEXT_ID.fetch_add(1, Ordering::Relaxed), limits),

@@ -134,6 +134,7 @@ impl Context {
             local_mem_bytes: info.local_mem_bytes,
             // OpenCL reports no portable SIMD width (only a per-kernel preferred multiple).
             simd_width: None,
+            dp2a: info.has_dp2a(),
         };
         let planner = Planner::new(NEXT_CONTEXT_ID.fetch_add(1, Ordering::Relaxed), limits);
         Ok(Self {
@@ -196,6 +197,16 @@ impl Context {
         &self.queue
     }
 
+    /// The build options of a program for `tile`: the tile's, plus `-DMV_NV_PTX=1` where the
+    /// device runs PTX `dp2a` (the prelude's `mv_dp2a_*` then use it).
+    fn options(&self, tile: Tile) -> String {
+        let mut o = build_options(tile);
+        if self.info.has_dp2a() {
+            o.push_str(" -DMV_NV_PTX=1");
+        }
+        o
+    }
+
     fn build_program(&self, name: String, src: &str, options: &str) -> Result<Program> {
         let mut program = Program::create_from_source(&self.context, src)
             .map_err(Error::cl("clCreateProgramWithSource"))?;
@@ -214,7 +225,7 @@ impl Context {
     fn compile(&self, set: KernelSet, tile: Tile) -> Result<Arc<Built>> {
         let name = format!("the {} kernels (tile {}x{})", set.name(), tile.w, tile.h);
         let program =
-            self.build_program(name, &source(set, Backend::OpenCl), &build_options(tile))?;
+            self.build_program(name, &source(set, Backend::OpenCl), &self.options(tile))?;
         let mut kernels = HashMap::new();
         for &k in set.kernel_names() {
             let kernel = Kernel::create(&program, k).map_err(Error::cl("clCreateKernel"))?;

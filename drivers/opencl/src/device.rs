@@ -73,9 +73,18 @@ pub struct DeviceInfo {
     /// no longer report it, true for CPU devices): then [`crate::Context::alloc_mapped`] images
     /// are zero-copy.
     pub unified_memory: bool,
+    /// NVIDIA compute capability `(major, minor)` (`cl_nv_device_attribute_query`), `None` on
+    /// other devices. From 6.1 on, the filter kernels are built with `-DMV_NV_PTX=1` and use
+    /// the PTX `dp2a` instruction.
+    pub nv_compute_capability: Option<(u32, u32)>,
 }
 
 impl DeviceInfo {
+    /// Whether the device runs PTX `dp2a` (NVIDIA, compute capability 6.1 or later).
+    pub fn has_dp2a(&self) -> bool {
+        self.nv_compute_capability.is_some_and(|cc| cc >= (6, 1))
+    }
+
     /// `"platform device"`, the string `MVISION_OPENCL_DEVICE` matches against.
     pub fn full_name(&self) -> String {
         format!("{} {}", self.platform, self.name)
@@ -157,7 +166,24 @@ fn describe(index: usize, platform: &str, d: &Device) -> Result<DeviceInfo> {
         max_work_item_sizes: [item(0), item(1)],
         // Deprecated in OpenCL 2.0, so a 3.0 device may decline to answer.
         unified_memory: d.host_unified_memory().unwrap_or(kind == DeviceKind::Cpu),
+        nv_compute_capability: nv_compute_capability(d),
     })
+}
+
+/// The compute capability of an NVIDIA device (`None` when the extension is missing or the
+/// query fails).
+fn nv_compute_capability(d: &Device) -> Option<(u32, u32)> {
+    let ext = d.extensions().ok()?;
+    if !ext
+        .split_whitespace()
+        .any(|e| e == "cl_nv_device_attribute_query")
+    {
+        return None;
+    }
+    Some((
+        d.compute_capability_major_nv().ok()?,
+        d.compute_capability_minor_nv().ok()?,
+    ))
 }
 
 /// Every OpenCL device of every platform, for `mvision info` and device selection.
@@ -212,6 +238,7 @@ mod tests {
             max_work_group_size: 1,
             max_work_item_sizes: [1, 1],
             unified_memory: false,
+            nv_compute_capability: None,
         }
     }
 

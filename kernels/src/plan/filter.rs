@@ -28,11 +28,13 @@ fn check_box(ksize: usize) -> Result<(), CoreError> {
 }
 
 /// The parts of a dense filter that differ between `u8` and `f32`.
-struct Dense<B> {
+struct Dense<'a, B> {
     /// `[naive, tiled]` kernel names.
     names: [&'static str; 2],
-    /// The streaming kernel, where one exists (`u8`).
-    stream: Option<&'static str>,
+    /// The streaming kernel and its packed-product twin, where they exist (`u8`).
+    stream: Option<[&'static str; 2]>,
+    /// The coefficients, for the packed-product kernel's range check (`u8`; empty for `f32`).
+    coeff_values: &'a [i32],
     coeffs: Arg<B>,
     ksize: usize,
     /// `Some(shift)` for the fixed-point kernel (the float kernel has no shift argument).
@@ -43,9 +45,11 @@ struct Dense<B> {
 }
 
 /// The parts of a separable filter that differ between `u8` and `f32`.
-struct Separable<B> {
+struct Separable<'a, B> {
     /// `[tiled, streaming]` kernel names.
     names: [&'static str; 2],
+    /// The streaming kernel with packed products and the horizontal taps it checks (`u8`).
+    packed: Option<(&'static str, &'a [i32])>,
     kx: (Arg<B>, usize),
     ky: (Arg<B>, usize),
     /// What follows `ky_len`: `shift, finish, area` (`u8`) or `scale` (`f32`).
@@ -72,7 +76,8 @@ impl Planner {
     ) -> Result<Launch<B>, PlanError> {
         let dense = Dense {
             names: [names::FILTER2D_U8_NAIVE, names::FILTER2D_U8_TILED],
-            stream: Some(names::FILTER2D_U8_STREAM),
+            stream: Some([names::FILTER2D_U8_STREAM, names::FILTER2D_U8_STREAM_DP]),
+            coeff_values: kernel.coeffs(),
             coeffs: table_i32(kernel.coeffs()),
             ksize: kernel.size(),
             shift: Some(kernel.shift()),
@@ -96,6 +101,7 @@ impl Planner {
         let dense = Dense {
             names: [names::FILTER2D_F32_NAIVE, names::FILTER2D_F32_TILED],
             stream: None,
+            coeff_values: &[],
             coeffs: table_f32(kernel.coeffs()),
             ksize: kernel.size(),
             shift: None,
@@ -109,7 +115,7 @@ impl Planner {
         &self,
         src: Img<B>,
         dst: Img<B>,
-        dense: Dense<B>,
+        dense: Dense<'_, B>,
         variant: Variant,
     ) -> Result<Launch<B>, PlanError> {
         self.owns_all([&src, &dst])?;
@@ -119,7 +125,14 @@ impl Planner {
         // The streaming kernel replaces the halo tile where it exists and the tuning allows.
         let stream = dense
             .stream
-            .filter(|_| variant != Variant::Naive && tuning.streams_dense(dense.ksize));
+            .filter(|_| variant != Variant::Naive && tuning.streams_dense(dense.ksize))
+            .map(|[plain, packed]| {
+                if tuning.packs(dense.coeff_values, self.limits().dp2a) {
+                    packed
+                } else {
+                    plain
+                }
+            });
         let name = stream.unwrap_or(dense.names[usize::from(variant != Variant::Naive)]);
         let mut args = Vec::with_capacity(11);
         args.extend(src.data());
@@ -270,6 +283,7 @@ impl Planner {
     ) -> Launch<B> {
         let sep = Separable {
             names: [names::SEP_FILTER_U8_TILED, names::SEP_FILTER_U8_STREAM],
+            packed: Some((names::SEP_FILTER_U8_STREAM_DP, kx)),
             kx: (table_i32(kx), kx.len()),
             ky: (table_i32(ky), ky.len()),
             finish: vec![
@@ -295,6 +309,7 @@ impl Planner {
     ) -> Launch<B> {
         let sep = Separable {
             names: [names::SEP_FILTER_F32_TILED, names::SEP_FILTER_F32_STREAM],
+            packed: None,
             kx: (table_f32(kx), kx.len()),
             ky: (table_f32(ky), ky.len()),
             finish: vec![Arg::F32(scale)],
@@ -304,7 +319,7 @@ impl Planner {
         self.separable(src, dst, sep)
     }
 
-    fn separable<B: Copy>(&self, src: Img<B>, dst: Img<B>, sep: Separable<B>) -> Launch<B> {
+    fn separable<B: Copy>(&self, src: Img<B>, dst: Img<B>, sep: Separable<'_, B>) -> Launch<B> {
         let tuning = FilterTuning::get();
         let (w, h) = src.size();
         let stream = sep.kx.1 == sep.ky.1 && tuning.streams_separable(sep.kx.1, w, h);
@@ -323,7 +338,10 @@ impl Planner {
         } else {
             (w.div_ceil(sep.px), h)
         };
-        let name = sep.names[usize::from(stream)];
+        let name = match sep.packed {
+            Some((packed, kx)) if stream && tuning.packs(kx, self.limits().dp2a) => packed,
+            _ => sep.names[usize::from(stream)],
+        };
         self.launch_2d(KernelSet::Filter, tile, name, args, range)
     }
 

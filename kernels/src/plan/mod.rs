@@ -61,6 +61,12 @@ pub struct Limits {
     /// row pass then runs with the fewest whole SIMD groups that cover a row; without it
     /// (OpenCL), with the largest group allowed.
     pub simd_width: Option<usize>,
+    /// The device has packed 16 × 8-bit dot products (PTX `dp2a`: NVIDIA compute capability
+    /// 6.1 or later) and its programs are built to use them (`MV_DP2A_HW`); [`DotMode::Auto`]
+    /// then runs the `_dp` filter kernels.
+    ///
+    /// [`DotMode::Auto`]: crate::DotMode::Auto
+    pub dp2a: bool,
 }
 
 /// Work-group shapes tried for [`Limits::default_tile`], largest first.

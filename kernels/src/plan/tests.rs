@@ -14,6 +14,7 @@ const GPU: Limits = Limits {
     max_items: [1024, 1024],
     local_mem_bytes: 48 * 1024,
     simd_width: Some(32),
+    dp2a: true,
 };
 
 /// A small OpenCL device: groups of 128 work-items, 4 KiB of local memory.
@@ -22,6 +23,7 @@ const SMALL: Limits = Limits {
     max_items: [128, 64],
     local_mem_bytes: 4096,
     simd_width: None,
+    dp2a: false,
 };
 
 const CTX: u64 = 7;
@@ -227,6 +229,73 @@ fn the_streaming_filters_run_where_the_tuning_says() {
         FilterTuning::DEFAULT
     );
     assert_eq!(on.label(), "on/16");
+}
+
+#[test]
+fn packed_products_run_where_the_device_has_them_and_the_coefficients_fit() {
+    use crate::{DotMode, FilterTuning};
+    let auto = FilterTuning::DEFAULT;
+    assert_eq!(auto.dot, DotMode::Auto);
+    let fit = [-32768, 0, 1, 32767];
+    let wide = [1, 32768, 1];
+    assert!(auto.packs(&fit, true) && !auto.packs(&fit, false));
+    assert!(!auto.packs(&wide, true), "a coefficient beyond 16 bits");
+    assert!(!auto.packs(&[-32769], true));
+    let on = FilterTuning::parse_all(None, None, Some("on"));
+    assert!(on.packs(&fit, false) && !on.packs(&wide, false));
+    let off = FilterTuning::parse_all(None, None, Some("off"));
+    assert!(!off.packs(&fit, true));
+    assert_eq!(on.label(), "auto/4/dot-on");
+    assert_eq!(off.label(), "auto/4/dot-off");
+    assert_eq!(FilterTuning::parse_all(None, None, Some("x")), auto);
+
+    if FilterTuning::get() != FilterTuning::DEFAULT {
+        return; // the kernel choice below is the default tuning's (MVISION_FILTER_* set)
+    }
+    let (w, h) = (3840, 2160);
+    let gpu = Planner::new(CTX, GPU);
+    let nodot = Planner::new(CTX, Limits { dp2a: false, ..GPU });
+    let blur = |p: &Planner, k| {
+        p.box_blur_u8(img(1, w, h), img(2, w, h), k, Border::Replicate)
+            .unwrap()
+            .kernel
+    };
+    assert_eq!(blur(&gpu, 5), names::SEP_FILTER_U8_STREAM_DP);
+    assert_eq!(blur(&nodot, 5), names::SEP_FILTER_U8_STREAM, "no dp2a");
+    assert_eq!(
+        blur(&Planner::new(CTX, SMALL), 5),
+        names::SEP_FILTER_U8_STREAM
+    );
+    let sep = |p: &Planner, kx: &[i32]| {
+        let k = SepKernelQ::new(kx, &[1, 2, 1], 2).unwrap();
+        p.sep_filter_u8(img(1, w, h), img(2, w, h), &k, Border::Replicate)
+            .unwrap()
+            .kernel
+    };
+    assert_eq!(sep(&gpu, &[-3, 10, -3]), names::SEP_FILTER_U8_STREAM_DP);
+    assert_eq!(
+        sep(&gpu, &[1, 40000, 1]),
+        names::SEP_FILTER_U8_STREAM,
+        "horizontal taps beyond 16 bits"
+    );
+    let dense = |p: &Planner, c: &[i32]| {
+        let k = Kernel2dQ::new(3, c, 4).unwrap();
+        p.filter2d_u8(
+            img(1, 64, 64),
+            img(2, 64, 64),
+            &k,
+            Border::Replicate,
+            Variant::default(),
+        )
+        .unwrap()
+        .kernel
+    };
+    let small_taps = [1, 2, 1, 2, 4, 2, 1, 2, 1];
+    let mut big_taps = small_taps;
+    big_taps[4] = 1 << 16;
+    assert_eq!(dense(&gpu, &small_taps), names::FILTER2D_U8_STREAM_DP);
+    assert_eq!(dense(&nodot, &small_taps), names::FILTER2D_U8_STREAM);
+    assert_eq!(dense(&gpu, &big_taps), names::FILTER2D_U8_STREAM);
 }
 
 #[test]
