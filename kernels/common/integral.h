@@ -220,13 +220,13 @@ MV_KERNEL mv_integral_tile_sums_u8(MV_GLOBAL const mv_u8* src, int src_stride,
         /* Inclusive scan over the warp: lane 31 ends with the row's sum. */
         MV_UNROLL
         for (int off = 1; off < MV_ILANES; off <<= 1) {
-            mv_u32 a = MV_SHFL_UP(rs, off);
+            mv_u32 a = MV_SHFL_UP_mv_u32(rs, off);
             rs += lx >= off ? a : 0u;
         }
         if (want_sq) {
             MV_UNROLL
             for (int off = 1; off < MV_ILANES; off <<= 1) {
-                mv_u64 b = MV_SHFL_UP(rq, off);
+                mv_u64 b = MV_SHFL_UP_mv_u64(rq, off);
                 rq += lx >= off ? b : (mv_u64)0;
             }
         }
@@ -591,7 +591,7 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
         T s_ = (run);                                                                         \
         MV_UNROLL                                                                             \
         for (int o_ = 1; o_ < MV_ILANES; o_ <<= 1) {                                          \
-            T a_ = MV_SHFL_UP(s_, o_);                                                        \
+            T a_ = MV_SHFL_UP_##T(s_, o_);                                                    \
             s_ += lx >= o_ ? a_ : (T)0;                                                       \
         }                                                                                     \
         (out) = s_ - (run);                                                                   \
@@ -613,20 +613,21 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
 
 /* Pass 3 for one table (T = mv_u32 for the sums of pixels, mv_u64 with SQ = 1 for the sums of
  * squares), run by the whole work-group of a pass-3 kernel over its tile: `band`, `carry`, `tot`
- * and `lefts` are that kernel's local arrays of T; `col` the scratch C of the tile's row of
- * tiles, `left` E of its column of tiles (unused for tx = 0). C is added to the tile's first
+ * and `lefts` are that kernel's local arrays of T; COLV(x) gives C at image column x (the
+ * carry from above), LEFTV(i) E at the tile's row i (the carry from the left, corner included;
+ * both function-like macros). C is added to the tile's first
  * row, so the column walks carry it down. Per band of n / 32 rows: each work-item scans its 8
  * pixels of one row in registers, the 32 lanes of the row scan their totals in local memory,
  * the band's in-tile row prefixes go to local rows, and one work-item per column runs down them
  * from its carry, adds E and stores the table row by row (adjacent work-items on adjacent
  * columns). */
-#define MV_INTEGRAL_TILE_PASS(T, SQ, table, stride, col, left, band, carry, tot, lefts)       \
+#define MV_INTEGRAL_TILE_PASS(T, SQ, table, stride, COLV, LEFTV, band, carry, tot, lefts)     \
     do {                                                                                      \
         for (int c_ = lid; c_ < MV_ITILE_W; c_ += n) {                                        \
             (carry)[c_] = 0;                                                                  \
         }                                                                                     \
         for (int i_ = lid; i_ < MV_ITILE_H; i_ += n) {                                        \
-            (lefts)[i_] = tx > 0 && y0 + i_ < y_end ? (T)(left)[y0 + i_] : (T)0;              \
+            (lefts)[i_] = LEFTV(i_);                                                          \
         }                                                                                     \
         /* Each band's pixels are loaded one band ahead, so the load overlaps the scans. */    \
         mv_u32 p_[MV_IPX];                                                                    \
@@ -640,7 +641,7 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
             for (int k_ = 0; k_ < MV_IPX; ++k_) {                                             \
                 run_ += (T)(SQ ? p_[k_] * p_[k_] : p_[k_]);                                   \
                 if (top_ && x + k_ < width) {                                                 \
-                    run_ += (col)[x + k_];                                                    \
+                    run_ += COLV(x + k_);                                                     \
                 }                                                                             \
                 v_[k_] = run_;                                                                \
             }                                                                                 \
@@ -677,6 +678,11 @@ MV_KERNEL mv_integral_carries(MV_GLOBAL mv_u32* scratch, MV_GLOBAL mv_u64* scrat
         }                                                                                     \
     } while (0)
 
+/* Pass 3's carries read from the scratch (colp: C of the tile's row of tiles, leftp: E of its
+ * column of tiles, unused for tx = 0). */
+#define MV_ICOL_SCRATCH(xi) colp[xi]
+#define MV_ILEFT_SCRATCH(i) (tx > 0 && y0 + (i) < y_end ? leftp[y0 + (i)] : 0)
+
 /* The work-group's tile, as pass 1 (group g: tx = g % ntx, ty = g / ntx); uniform exit for the
  * groups past the last tile. */
 #define MV_INTEGRAL_TILE_SETUP()                                                              \
@@ -710,7 +716,9 @@ MV_KERNEL mv_integral_tiles_u8(MV_GLOBAL const mv_u8* src, int src_stride, MV_GL
     MV_LOCAL_ARRAY(mv_u32, carry, MV_ITILE_W);
     MV_LOCAL_ARRAY(mv_u32, lefts, MV_ITILE_H);
     MV_INTEGRAL_TILE_SETUP();
-    MV_INTEGRAL_TILE_PASS(mv_u32, 0, sum, sum_stride, scratch + ty * width, scratch + e_at, band,
+    MV_GLOBAL const mv_u32* colp = scratch + ty * width;
+    MV_GLOBAL const mv_u32* leftp = scratch + e_at;
+    MV_INTEGRAL_TILE_PASS(mv_u32, 0, sum, sum_stride, MV_ICOL_SCRATCH, MV_ILEFT_SCRATCH, band,
                           carry, tot, lefts);
 }
 
@@ -724,6 +732,349 @@ MV_KERNEL mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_stride,
     MV_LOCAL_ARRAY(mv_u64, carry, MV_ITILE_W);
     MV_LOCAL_ARRAY(mv_u64, lefts, MV_ITILE_H);
     MV_INTEGRAL_TILE_SETUP();
-    MV_INTEGRAL_TILE_PASS(mv_u64, 1, sqsum, sqsum_stride, scratch64 + ty * width,
-                          scratch64 + e_at, band, carry, tot, lefts);
+    MV_GLOBAL const mv_u64* colp = scratch64 + ty * width;
+    MV_GLOBAL const mv_u64* leftp = scratch64 + e_at;
+    MV_INTEGRAL_TILE_PASS(mv_u64, 1, sqsum, sqsum_stride, MV_ICOL_SCRATCH, MV_ILEFT_SCRATCH, band,
+                          carry, tot, lefts);
+}
+
+/* ---- Look-back scan: one launch per table ----
+ *
+ * mv_integral_lookback_u8 (the table of pixels) and mv_integral_lookback_sq_u8 (squares): work-
+ * groups of exactly MV_LB_N (128) work-items, one per tile of MV_LB_W (128) x MV_LB_H (64)
+ * source pixels: MV_LB_WARPS rows of 32 lanes, row of lanes w holding rows w * MV_LB_WROWS ..
+ * + MV_LB_WROWS - 1 of the tile in registers, lane l columns x0 + 4l .. x0 + 4l + 3 of them;
+ * for the sums, work-item c owns column x0 + c and work-item r < H row y0 + r. Tiles are taken
+ * in row-major order from a
+ * counter (ctl[0]), so every tile above or left of a work-group's tile belongs to a work-group
+ * that started earlier. The table entry at (x0 + c + 1, y0 + r + 1) of tile (tx, ty) is
+ *     corner + sum_{c' <= c} above[c'] + sum_{r' <= r} left[r'] + (the tile's own sum),
+ * above[c'] = the pixels of column x0 + c' above y0, left[r'] = those of row y0 + r' left of x0,
+ * corner = everything above-left. Each work-group
+ *  A. loads its tile, sums its columns and rows and publishes them (col_agg, row_agg;
+ *     flag_row = 1);
+ *  B. looks back along its row of tiles (MV_LB_WALK: the flags of up to 32 earlier tiles read
+ *     at once, one per work-item) and adds the row sums of every tile up to the nearest one whose
+ *     inclusive row sums are published (flag_row = 2: row_inc, the sums of the whole row left of
+ *     that tile's right edge), or of all of them; publishes its own (flag_row = 2) and the total
+ *     of its left[] (left_tot; flag_col = 1);
+ *  C. looks back up its column of tiles the same way for above[] (col_agg / col_inc) and the
+ *     corner (left_tot / corner_inc), publishing col_inc and corner_inc (flag_col = 2);
+ *  D. writes its part of the table: each row of lanes starts from the column sums above its
+ *     rows (above[] plus the column sums of the rows of lanes before it), keeps running column
+ *     sums in registers, adds each row's prefix across the lanes and stages the row in local
+ *     memory so that the stores are coalesced.
+ * A work-group only waits on tiles of smaller index, whose work-groups are running or done, so
+ * the waits end. Flags are stored after MV_FENCE_GLOBAL and read (like the data they guard)
+ * with MV_VLOAD. The last work-group to finish (ctl[1] counts them) zeroes the control words,
+ * so each launch starts from zeros (the host zeroes the control buffer when it allocates it).
+ * ctl (u32): [counter, done, flag_row[nt], flag_col[nt]]; data (T): row_agg[nt][H],
+ * row_inc[nt][H], col_agg[nt][W], col_inc[nt][W], left_tot[nt], corner_inc[nt]; nt = ntx * nty.
+ * All sums wrap modulo 2^32 / 2^64, which is exact as the true table values fit. */
+#define MV_LB_PX (MV_LB_W / MV_ILANES)
+/* Work-items of a look-back work-group: MV_LB_WARPS rows of 32 lanes, each over MV_LB_WROWS
+ * consecutive rows of the tile. */
+#define MV_LB_WARPS 4
+#define MV_LB_N (MV_LB_WARPS * MV_ILANES)
+#define MV_LB_WROWS (MV_LB_H / MV_LB_WARPS)
+#if MV_LB_PX != 4 || MV_LB_H % MV_LB_WARPS != 0 || MV_LB_H > MV_LB_N ||                       \
+    MV_LB_H * (MV_ILANES + 1) < 2 * MV_LB_WARPS * MV_LB_W
+#error "look-back tiles: 128 columns (4 a lane), MV_LB_WARPS rows of lanes dividing the rows"
+#endif
+
+/* The 4 pixels of row y at columns x .. x + 3 as one word (byte k = column x + k; 0 outside the
+ * image or when !inside). */
+MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int width, int y, int x,
+                             int inside)
+{
+    MV_GLOBAL const mv_u8* row = src + (inside ? y : 0) * src_stride;
+    if (inside && x + 4 <= width && ((mv_u64)(row + x) & 3) == 0) {
+        return *((MV_GLOBAL const mv_u32*)(row + x));
+    }
+    mv_u32 b[4];
+    MV_UNROLL
+    for (int k = 0; k < 4; ++k) {
+        b[k] = inside && x + k < width ? (mv_u32)row[x + k] : 0u;
+    }
+    return MV_PACK4(b[0], b[1], b[2], b[3]);
+}
+
+/* Look-back over the `count` tiles g - step, g - 2 step, ...: per window of 32, work-item j < 32
+ * waits for the flag of tile g - step (base + j + 1) to leave 0 and shares it (stat); then every
+ * work-item runs SUM for each tile t of the window, nearest first, with its status st (1:
+ * aggregate, 2: inclusive), up to and including the first inclusive one, which ends the walk.
+ * Uniform: every work-item takes the same branches and barriers. */
+#define MV_LB_WALK(flags, step, count, SUM)                                                   \
+    for (int base_ = 0; base_ < (count); base_ += MV_ILANES) {                                \
+        if (lid == 0) {                                                                       \
+            first2[0] = MV_ILANES;                                                            \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+        if (lid < MV_ILANES) {                                                                \
+            int j_ = base_ + lid;                                                             \
+            mv_u32 f_ = 0u;                                                                   \
+            if (j_ < (count)) {                                                               \
+                MV_GLOBAL mv_u32* fp_ = (flags) + g - (step) * (j_ + 1);                      \
+                do {                                                                          \
+                    f_ = MV_VLOAD(mv_u32, fp_);                                               \
+                } while (f_ == 0u);                                                           \
+                if (f_ == 2u) {                                                               \
+                    MV_ATOMIC_MIN_LOCAL(first2, lid);                                         \
+                }                                                                             \
+            }                                                                                 \
+            stat[lid] = f_;                                                                   \
+            MV_FENCE_GLOBAL();                                                                \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+        int n_ = MV_IMIN(MV_ILANES, (count) - base_);                                         \
+        int found_ = first2[0] < n_;                                                          \
+        int stop_ = found_ ? first2[0] + 1 : n_;                                              \
+        for (int q_ = 0; q_ < stop_; ++q_) {                                                  \
+            int t = g - (step) * (base_ + q_ + 1);                                            \
+            mv_u32 st = stat[q_];                                                             \
+            SUM                                                                               \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+        if (found_) {                                                                         \
+            break;                                                                            \
+        }                                                                                     \
+    }
+
+#define MV_INTEGRAL_LOOKBACK(T, SQ)                                                           \
+    MV_LOCAL_ARRAY(T, red, MV_LB_H * (MV_ILANES + 1));                                        \
+    MV_LOCAL_ARRAY(T, colpart, MV_LB_WARPS * MV_LB_W);                                        \
+    MV_LOCAL_ARRAY(T, tot, MV_ISHFL ? 1 : MV_LB_N);                                           \
+    MV_LOCAL_ARRAY(T, ecol, MV_LB_H);                                                         \
+    MV_LOCAL_ARRAY(mv_u32, stat, MV_ILANES);                                                  \
+    MV_LOCAL_ARRAY(int, first2, 1);                                                           \
+    MV_LOCAL_ARRAY(T, cshare, 1);                                                             \
+    MV_LOCAL_ARRAY(mv_u32, gid, 2);                                                           \
+    /* From phase C on, red (no longer used) holds two row buffers per row of lanes. */        \
+    MV_LOCAL T* stage = red;                                                                  \
+    int ntx = (width + MV_LB_W - 1) / MV_LB_W;                                                \
+    int nty = (height + MV_LB_H - 1) / MV_LB_H;                                               \
+    int nt = ntx * nty;                                                                       \
+    int lid = MV_LID_X;                                                                       \
+    int lx = lid % MV_ILANES;                                                                 \
+    int wv = lid / MV_ILANES;                                                                 \
+    if (lid == 0) {                                                                           \
+        gid[0] = MV_ATOMIC_INC(ctl);                                                          \
+    }                                                                                         \
+    MV_BARRIER();                                                                             \
+    int g = (int)gid[0];                                                                      \
+    int tx = g % ntx;                                                                         \
+    int ty = g / ntx;                                                                         \
+    int x0 = tx * MV_LB_W;                                                                    \
+    int y0 = ty * MV_LB_H;                                                                    \
+    int x = x0 + lx * MV_LB_PX;                                                               \
+    int yw = y0 + wv * MV_LB_WROWS; /* the first row of the work-item's row of lanes */       \
+    MV_GLOBAL mv_u32* flag_row = ctl + 2;                                                     \
+    MV_GLOBAL mv_u32* flag_col = ctl + 2 + nt;                                                \
+    MV_GLOBAL T* row_agg = data;                                                              \
+    MV_GLOBAL T* row_inc = row_agg + nt * MV_LB_H;                                            \
+    MV_GLOBAL T* col_agg = row_inc + nt * MV_LB_H;                                            \
+    MV_GLOBAL T* col_inc = col_agg + nt * MV_LB_W;                                            \
+    MV_GLOBAL T* left_tot = col_inc + nt * MV_LB_W;                                           \
+    MV_GLOBAL T* corner_inc = left_tot + nt;                                                  \
+    /* A: the tile (lane: 4 columns of MV_LB_WROWS rows, in registers), its column sums      */\
+    /* (work-item c: column c) and row sums (work-item r < H: row r).                         */\
+    mv_u32 pw[MV_LB_WROWS];                                                                   \
+    MV_UNROLL for (int r = 0; r < MV_LB_WROWS; ++r)                                           \
+    {                                                                                         \
+        pw[r] = mv_lb_load4(src, src_stride, width, yw + r, x, yw + r < height);              \
+    }                                                                                         \
+    {                                                                                         \
+        T cs[MV_LB_PX];                                                                       \
+        MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k) { cs[k] = 0; }                           \
+        MV_UNROLL for (int r = 0; r < MV_LB_WROWS; ++r)                                       \
+        {                                                                                     \
+            T rs = 0;                                                                         \
+            MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                      \
+            {                                                                                 \
+                mv_u32 b = MV_BYTE(pw[r], k);                                                 \
+                T v = (T)(SQ ? b * b : b);                                                    \
+                cs[k] += v;                                                                   \
+                rs += v;                                                                      \
+            }                                                                                 \
+            red[(wv * MV_LB_WROWS + r) * (MV_ILANES + 1) + lx] = rs;                          \
+        }                                                                                     \
+        MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                          \
+        {                                                                                     \
+            colpart[wv * MV_LB_W + lx * MV_LB_PX + k] = cs[k];                                \
+        }                                                                                     \
+    }                                                                                         \
+    MV_BARRIER();                                                                             \
+    T rowsum = 0;                                                                             \
+    if (lid < MV_LB_H) {                                                                      \
+        for (int l = 0; l < MV_ILANES; ++l) {                                                 \
+            rowsum += red[lid * (MV_ILANES + 1) + l];                                         \
+        }                                                                                     \
+        row_agg[g * MV_LB_H + lid] = rowsum;                                                  \
+    }                                                                                         \
+    T colsum = 0;                                                                             \
+    for (int w = 0; w < MV_LB_WARPS; ++w) {                                                   \
+        colsum += colpart[w * MV_LB_W + lid];                                                 \
+    }                                                                                         \
+    col_agg[g * MV_LB_W + lid] = colsum;                                                      \
+    MV_FENCE_GLOBAL();                                                                        \
+    MV_BARRIER();                                                                             \
+    if (lid == 0) {                                                                           \
+        MV_VSTORE(mv_u32, flag_row + g, 1u);                                                  \
+    }                                                                                         \
+    /* B: the sums of the tile's rows left of x0, and their scan down the rows (ecol). */     \
+    T left = 0;                                                                               \
+    MV_LB_WALK(flag_row, 1, tx, {                                                             \
+        if (lid < MV_LB_H) {                                                                  \
+            left += MV_VLOAD(T, (st == 2u ? row_inc : row_agg) + t * MV_LB_H + lid);          \
+        }                                                                                     \
+    })                                                                                        \
+    if (lid < MV_LB_H) {                                                                      \
+        row_inc[g * MV_LB_H + lid] = left + rowsum;                                           \
+        red[lid] = left;                                                                      \
+    }                                                                                         \
+    MV_FENCE_GLOBAL();                                                                        \
+    MV_BARRIER();                                                                             \
+    if (lid == 0) {                                                                           \
+        MV_VSTORE(mv_u32, flag_row + g, 2u);                                                  \
+    }                                                                                         \
+    /* Inclusive scan of left[] over the rows: Hillis-Steele, red <-> ecol. */               \
+    {                                                                                         \
+        int cur_ = 0;                                                                         \
+        for (int off_ = 1; off_ < MV_LB_H; off_ <<= 1) {                                      \
+            MV_LOCAL T* from_ = cur_ ? ecol : red;                                            \
+            MV_LOCAL T* to_ = cur_ ? red : ecol;                                              \
+            if (lid < MV_LB_H) {                                                              \
+                to_[lid] = from_[lid] + (lid >= off_ ? from_[lid - off_] : (T)0);             \
+            }                                                                                 \
+            MV_BARRIER();                                                                     \
+            cur_ ^= 1;                                                                        \
+        }                                                                                     \
+        if (cur_ == 0 && lid < MV_LB_H) { /* the result is in red: move it */                \
+            ecol[lid] = red[lid];                                                             \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+    }                                                                                         \
+    T left_total = ecol[MV_LB_H - 1];                                                         \
+    if (lid == 0) {                                                                           \
+        left_tot[g] = left_total;                                                             \
+    }                                                                                         \
+    MV_FENCE_GLOBAL();                                                                        \
+    MV_BARRIER();                                                                             \
+    if (lid == 0) {                                                                           \
+        MV_VSTORE(mv_u32, flag_col + g, 1u);                                                  \
+    }                                                                                         \
+    /* C: the sum of column lid above y0, and the corner. */                                  \
+    T above = 0;                                                                              \
+    T corner = 0;                                                                             \
+    MV_LB_WALK(flag_col, ntx, ty, {                                                           \
+        above += MV_VLOAD(T, (st == 2u ? col_inc : col_agg) + t * MV_LB_W + lid);             \
+        if (lid == 0) {                                                                       \
+            corner += MV_VLOAD(T, (st == 2u ? corner_inc : left_tot) + t);                    \
+        }                                                                                     \
+    })                                                                                        \
+    col_inc[g * MV_LB_W + lid] = above + colsum;                                              \
+    if (lid == 0) {                                                                           \
+        corner_inc[g] = corner + left_total;                                                  \
+        cshare[0] = corner;                                                                   \
+    }                                                                                         \
+    /* Column c's sum above the first row of each row of lanes (above[c] plus the rows of  */\
+    /* the rows of lanes before it), into stage (free until D's first row).                 */\
+    {                                                                                         \
+        T a = above;                                                                          \
+        for (int w = 0; w < MV_LB_WARPS; ++w) {                                               \
+            stage[w * MV_LB_W + lid] = a;                                                     \
+            a += colpart[w * MV_LB_W + lid];                                                  \
+        }                                                                                     \
+    }                                                                                         \
+    MV_FENCE_GLOBAL();                                                                        \
+    MV_BARRIER();                                                                             \
+    if (lid == 0) {                                                                           \
+        MV_VSTORE(mv_u32, flag_col + g, 2u);                                                  \
+    }                                                                                         \
+    corner = cshare[0];                                                                       \
+    /* D: acc[k] = the sum from x0 to column x + k of everything above the current row,     */\
+    /* plus each row's prefix; staged per row of lanes, then stored coalesced.               */\
+    T acc[MV_LB_PX];                                                                          \
+    {                                                                                         \
+        T run = 0;                                                                            \
+        MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                          \
+        {                                                                                     \
+            run += stage[wv * MV_LB_W + lx * MV_LB_PX + k];                                   \
+            acc[k] = run;                                                                     \
+        }                                                                                     \
+        T ex;                                                                                 \
+        MV_ILANE_EXCL(T, run, ex, tot);                                                       \
+        MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k) { acc[k] += ex; }                        \
+    }                                                                                         \
+    MV_BARRIER(); /* stage is rewritten below */                                              \
+    MV_UNROLL for (int r = 0; r < MV_LB_WROWS; ++r)                                           \
+    {                                                                                         \
+        int y = yw + r;                                                                       \
+        MV_LOCAL T* sg = stage + ((r & 1) * MV_LB_WARPS + wv) * MV_LB_W;                      \
+        T run = 0;                                                                            \
+        T v[MV_LB_PX];                                                                        \
+        MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                          \
+        {                                                                                     \
+            mv_u32 b = MV_BYTE(pw[r], k);                                                     \
+            run += (T)(SQ ? b * b : b);                                                       \
+            v[k] = run;                                                                       \
+        }                                                                                     \
+        T ex;                                                                                 \
+        MV_ILANE_EXCL(T, run, ex, tot);                                                       \
+        T e = corner + ecol[wv * MV_LB_WROWS + r];                                            \
+        MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                          \
+        {                                                                                     \
+            acc[k] += ex + v[k];                                                              \
+            sg[lx * MV_LB_PX + k] = acc[k] + e;                                               \
+        }                                                                                     \
+        /* One barrier a row: the next row stages into the other buffer, and the one after  */ \
+        /* it only behind the next barrier, when the stores of the row have read theirs. */   \
+        MV_WARP_BARRIER();                                                                    \
+        if (y < height) {                                                                     \
+            MV_GLOBAL T* out = table + (y + 1) * stride + x0 + 1;                             \
+            MV_UNROLL for (int i = 0; i < MV_LB_PX; ++i)                                      \
+            {                                                                                 \
+                int c = i * MV_ILANES + lx;                                                   \
+                if (x0 + c < width) {                                                         \
+                    out[c] = sg[c];                                                           \
+                }                                                                             \
+            }                                                                                 \
+            if (tx == 0 && lx == 0) {                                                         \
+                table[(y + 1) * stride] = 0;                                                  \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    if (ty == 0) { /* row 0 of the table above the tile, and its corner (0, 0) */             \
+        if (x0 + lid < width) {                                                               \
+            table[x0 + lid + 1] = 0;                                                          \
+        }                                                                                     \
+        if (tx == 0 && lid == 0) {                                                            \
+            table[0] = 0;                                                                     \
+        }                                                                                     \
+    }                                                                                         \
+    /* The last work-group to get here zeroes the control words for the next launch. */       \
+    MV_FENCE_GLOBAL();                                                                        \
+    MV_BARRIER();                                                                             \
+    if (lid == 0) {                                                                           \
+        gid[1] = MV_ATOMIC_INC(ctl + 1);                                                      \
+    }                                                                                         \
+    MV_BARRIER();                                                                             \
+    if (gid[1] == (mv_u32)(nt - 1)) {                                                         \
+        for (int i = lid; i < 2 + 2 * nt; i += MV_LB_N) {                                     \
+            ctl[i] = 0u;                                                                      \
+        }                                                                                     \
+    }
+
+MV_KERNEL_LEAN mv_integral_lookback_u8(MV_GLOBAL const mv_u8* src, int src_stride,
+                                  MV_GLOBAL mv_u32* table, int stride, MV_GLOBAL mv_u32* ctl,
+                                  MV_GLOBAL mv_u32* data, int width, int height)
+{
+    MV_INTEGRAL_LOOKBACK(mv_u32, 0)
+}
+
+MV_KERNEL_LEAN mv_integral_lookback_sq_u8(MV_GLOBAL const mv_u8* src, int src_stride,
+                                     MV_GLOBAL mv_u64* table, int stride, MV_GLOBAL mv_u32* ctl,
+                                     MV_GLOBAL mv_u64* data, int width, int height)
+{
+    MV_INTEGRAL_LOOKBACK(mv_u64, 1)
 }

@@ -69,15 +69,18 @@ struct alignas(16) mv_f32x4 {
 #define MV_NO_UNROLL
 #endif
 
-/* Warp shuffles (MV_HAS_SHFL 1): MV_SHFL_UP(v, d) is v of the lane d below in the same warp of
- * 32 (its own v in lanes < d), u32 or u64, all 32 lanes taking part. The host compiler that
- * checks these sources gets the OpenCL prelude's stand-in. */
+/* Warp shuffles (MV_HAS_SHFL 1): MV_SHFL_UP_mv_u32(v, d) / MV_SHFL_UP_mv_u64(v, d) is v of the
+ * lane d below in the same warp of 32 (its own v in lanes < d), all 32 lanes taking part (the
+ * type in the name, so that kernels can paste it). The host compiler that checks these sources
+ * gets the OpenCL prelude's stand-in. */
 #ifdef __CUDACC__
 #define MV_HAS_SHFL 1
-#define MV_SHFL_UP(v, d) __shfl_up_sync(0xffffffffu, (v), (d))
+#define MV_SHFL_UP_mv_u32(v, d) __shfl_up_sync(0xffffffffu, (v), (d))
+#define MV_SHFL_UP_mv_u64(v, d) __shfl_up_sync(0xffffffffu, (v), (d))
 #else
 #define MV_HAS_SHFL 0
-#define MV_SHFL_UP(v, d) (v)
+#define MV_SHFL_UP_mv_u32(v, d) (v)
+#define MV_SHFL_UP_mv_u64(v, d) (v)
 #endif
 
 /* Two 16 x 8-bit products added to a 32-bit sum (PTX dp2a, sm_61 and later): mv_dp2a_lo(c2, v,
@@ -102,3 +105,19 @@ MV_INLINE mv_i32 mv_dp2a_hi(mv_u32 c2, mv_u32 v, mv_i32 acc)
 #else
 #define MV_DP2A_HW 0
 #endif
+
+/* Cross-work-group signalling, for kernels whose work-groups wait on earlier ones (the integral's
+ * look-back): MV_ATOMIC_INC(p) returns the old value of the u32 at p and adds 1 (device-wide);
+ * MV_FENCE_GLOBAL() orders this work-item's global loads and stores device-wide; MV_VLOAD /
+ * MV_VSTORE read and write through to the device's coherent cache (volatile), so values another
+ * work-group stored after its fence are seen. */
+#define MV_ATOMIC_INC(p) atomicAdd((p), 1u)
+#define MV_FENCE_GLOBAL() __threadfence()
+#define MV_VLOAD(T, p) (*(volatile T*)(p))
+#define MV_VSTORE(T, p, v) (*(volatile T*)(p) = (v))
+/* MV_ATOMIC_MIN_LOCAL(p, v): *p = min(*p, v) on an int in local (shared) memory. */
+#define MV_ATOMIC_MIN_LOCAL(p, v) atomicMin((p), (v))
+/* Orders local memory among the 32 work-items of a warp (work-items lid / 32 alike): CUDA's
+ * __syncwarp; OpenCL has no such scope and takes a work-group barrier (every work-item must
+ * reach it). */
+#define MV_WARP_BARRIER() __syncwarp()

@@ -60,10 +60,31 @@ typedef float4 mv_f32x4;
 /* Asks for a loop to stay a loop (code size: the streaming filters' border path). */
 #define MV_NO_UNROLL _Pragma("unroll 1")
 
-/* No warp shuffles in OpenCL C 1.2 (MV_HAS_SHFL 0): kernels take their local-memory path;
- * MV_SHFL_UP is a stand-in that they never call. */
+/* Warp shuffles, as the CUDA prelude's MV_SHFL_UP_<type>: OpenCL C 1.2 has none, but NVIDIA's
+ * compiler takes PTX shfl.sync (-DMV_NV_PTX=1; a work-group's work-items 32k .. 32k + 31 are one
+ * warp there). Elsewhere MV_HAS_SHFL is 0 and kernels take their local-memory paths; the
+ * stand-ins are never called. */
+#if defined(MV_NV_PTX) && MV_NV_PTX
+#define MV_HAS_SHFL 1
+MV_INLINE mv_u32 mv_shfl_up_u32(mv_u32 v, int d)
+{
+    mv_u32 r;
+    asm volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xffffffff;" : "=r"(r) : "r"(v), "r"(d));
+    return r;
+}
+MV_INLINE mv_u64 mv_shfl_up_u64(mv_u64 v, int d)
+{
+    mv_u32 lo = mv_shfl_up_u32((mv_u32)v, d);
+    mv_u32 hi = mv_shfl_up_u32((mv_u32)(v >> 32), d);
+    return ((mv_u64)hi << 32) | lo;
+}
+#define MV_SHFL_UP_mv_u32(v, d) mv_shfl_up_u32((v), (d))
+#define MV_SHFL_UP_mv_u64(v, d) mv_shfl_up_u64((v), (d))
+#else
 #define MV_HAS_SHFL 0
-#define MV_SHFL_UP(v, d) (v)
+#define MV_SHFL_UP_mv_u32(v, d) (v)
+#define MV_SHFL_UP_mv_u64(v, d) (v)
+#endif
 
 /* Two 16 x 8-bit products added to a 32-bit sum, as the CUDA prelude's mv_dp2a_lo/_hi: through
  * NVIDIA's PTX dp2a where the host says the device has it (-DMV_NV_PTX=1: NVIDIA's OpenCL
@@ -85,3 +106,18 @@ MV_INLINE mv_i32 mv_dp2a_hi(mv_u32 c2, mv_u32 v, mv_i32 acc)
 #else
 #define MV_DP2A_HW 0
 #endif
+
+/* Cross-work-group signalling, as the CUDA prelude's (the integral's look-back). OpenCL C 1.2
+ * promises no ordering between work-groups; the host runs kernels that rely on it only on
+ * devices where these give it (`plan::Limits::lookback`: NVIDIA, where MV_FENCE_GLOBAL is PTX
+ * membar.gl, and CPU devices, whose caches are coherent), or when told to for tests. */
+#define MV_ATOMIC_INC(p) atomic_inc(p)
+#if defined(MV_NV_PTX) && MV_NV_PTX
+#define MV_FENCE_GLOBAL() asm volatile("membar.gl;" ::: "memory")
+#else
+#define MV_FENCE_GLOBAL() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+#define MV_VLOAD(T, p) (*(volatile MV_GLOBAL T*)(p))
+#define MV_VSTORE(T, p, v) (*(volatile MV_GLOBAL T*)(p) = (v))
+#define MV_ATOMIC_MIN_LOCAL(p, v) atomic_min((p), (v))
+#define MV_WARP_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)

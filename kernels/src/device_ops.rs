@@ -200,11 +200,11 @@ macro_rules! device_ops {
             }
 
             /// The integral image `sum` and, if given, the squared integral image `sqsum` of a
-            /// `u8` image, as `mvision_core::integral::integral_u8`: a tiled scan in three
-            /// launches (tile sums, carries, tiles; a fourth for the squares) through the
-            /// context's integral scratch, or,
-            /// on a device too small for it, a scan of every row then a running sum down every
-            /// column.
+            /// `u8` image, as `mvision_core::integral::integral_u8`: a look-back scan of one
+            /// launch per table where the device allows it (`mvision_kernels::IntegralScan`),
+            /// else a tiled scan in three launches (tile sums, carries, tiles; a fourth for the
+            /// squares), both through the context's integral scratch, or, on a device too
+            /// small for them, a scan of every row then a running sum down every column.
             ///
             /// Errors: `Invalid(SizeMismatch)` unless the tables are `(w + 1) × (h + 1)`;
             /// `Invalid(Overflow)` above `mvision_core::integral::MAX_INTEGRAL_PIXELS`
@@ -226,9 +226,9 @@ macro_rules! device_ops {
                     }
                     return ::core::result::Result::Ok(());
                 }
-                // Held until the three or four launches are queued: another thread's integral cannot
+                // Held until the launches are queued: another thread's integral cannot
                 // grow (free) the scratch or interleave its own passes with these.
-                let scratch = self.integral_scratch(plan.tiled_scratch())?;
+                let scratch = self.integral_scratch(plan.tiled_scratch(limit))?;
                 for launch in plan.launches(limit, ::core::option::Option::Some(scratch.bufs())) {
                     self.enqueue(launch)?;
                 }

@@ -104,12 +104,14 @@ pub const INTEGRAL_TILE_H_MAX: usize = 128;
 ///   [`INTEGRAL_TILE_W`]); default `256x64`.
 /// * `MVISION_INTEGRAL_VARIANT=local|shfl`: how the 32 lanes of a tile row combine their sums
 ///   (pass 1's row sums, pass 3's row prefix): `local` scans in local memory between barriers;
-///   `shfl` (the default) with warp shuffles, no barrier, on CUDA (the OpenCL prelude has no
-///   shuffles: there it is `local`).
+///   `shfl` (the default) with warp shuffles, no barrier, on CUDA and NVIDIA's OpenCL (PTX
+///   `shfl.sync`; elsewhere it is `local`).
 /// * `MVISION_INTEGRAL_GROUP=32|64|128|256`: the largest work-group of the tiled kernels
 ///   (default 256, [`INTEGRAL_GROUP_MAX`]).
 /// * `MVISION_INTEGRAL_CARRIES=tiled|par`: pass 2 (`mv_integral_carries`,
 ///   `MV_ICARRY_TILED`, `MV_ICARRY_PAR`), see [`IntegralCarries`]; default `tiled`.
+/// * `MVISION_INTEGRAL_SCAN=auto|lookback|tiled` ([`IntegralScan`]): one look-back launch per
+///   table or the three-pass tiled scan; default `auto`.
 ///
 /// Unparsable values are ignored (the default holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -122,7 +124,40 @@ pub struct IntegralTuning {
     pub group_max: usize,
     /// How pass 2 computes the carries from the left.
     pub carries: IntegralCarries,
+    /// Which scan runs.
+    pub scan: IntegralScan,
 }
+
+/// Which scan computes an integral image on a GPU (`MVISION_INTEGRAL_SCAN`); both give the
+/// same tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntegralScan {
+    /// `auto` (the default): [`IntegralScan::LookBack`] on devices where work-groups may wait
+    /// on earlier ones ([`plan::Limits::lookback`]), else [`IntegralScan::Tiled`].
+    Auto,
+    /// `lookback`: one launch per table (`mv_integral_lookback_u8`, `…_sq_u8`) of one
+    /// [`INTEGRAL_LOOKBACK_GROUP`]-work-item group per tile of [`INTEGRAL_LOOKBACK_TILE_W`] ×
+    /// [`INTEGRAL_LOOKBACK_TILE_H`] pixels, each tile taking its carries from the tiles before
+    /// it as they finish (`kernels/SPEC.md`). Forced on a device without
+    /// [`plan::Limits::lookback`], it relies on that device making a work-group's fenced global
+    /// stores visible to the others (true of CPU devices such as PoCL).
+    LookBack,
+    /// `tiled`: tile sums, carries, tiles (three launches, a fourth for the squares).
+    Tiled,
+}
+
+/// Work-items of a look-back integral work-group (`MV_LB_N`): four rows of 32 lanes. A device
+/// that allows fewer runs the tiled scan.
+pub const INTEGRAL_LOOKBACK_GROUP: usize = 128;
+
+/// Source columns of one tile of the look-back integral scan (`MV_LB_W`): 32 lanes of 4
+/// adjacent pixels.
+pub const INTEGRAL_LOOKBACK_TILE_W: usize = 128;
+
+/// Source rows of one tile of the look-back integral scan (`MV_LB_H`, a multiple of 32), kept in
+/// registers by its work-group. Tall tiles keep the look-back up a column of tiles short: its
+/// column sums cost `w · h² / (2 · MV_LB_H²)` loads from the cache over an image.
+pub const INTEGRAL_LOOKBACK_TILE_H: usize = 64;
 
 /// Pass 2 of the tiled integral scan (`MVISION_INTEGRAL_CARRIES`); the column groups are the
 /// same in `Tiled` and `Par`.
@@ -144,6 +179,7 @@ impl IntegralTuning {
         shuffle: true,
         group_max: INTEGRAL_GROUP_MAX,
         carries: IntegralCarries::Tiled,
+        scan: IntegralScan::Auto,
     };
 
     /// The tuning of the first three variables' values (`None` where unset), with the default
@@ -187,8 +223,20 @@ impl IntegralTuning {
         t
     }
 
+    /// This tuning with the scan of `MVISION_INTEGRAL_SCAN`'s value (`None`: unchanged).
+    pub fn with_scan(mut self, scan: Option<&str>) -> Self {
+        match scan.map(str::trim) {
+            Some("auto") => self.scan = IntegralScan::Auto,
+            Some("lookback") => self.scan = IntegralScan::LookBack,
+            Some("tiled") => self.scan = IntegralScan::Tiled,
+            _ => {}
+        }
+        self
+    }
+
     /// The process's tuning: `MVISION_INTEGRAL_TILE`, `MVISION_INTEGRAL_VARIANT`,
-    /// `MVISION_INTEGRAL_GROUP` and `MVISION_INTEGRAL_CARRIES`, read on the first call.
+    /// `MVISION_INTEGRAL_GROUP`, `MVISION_INTEGRAL_CARRIES` and `MVISION_INTEGRAL_SCAN`, read
+    /// on the first call.
     pub fn get() -> Self {
         static TUNING: std::sync::OnceLock<IntegralTuning> = std::sync::OnceLock::new();
         *TUNING.get_or_init(|| {
@@ -199,19 +247,25 @@ impl IntegralTuning {
                 var("MVISION_INTEGRAL_GROUP").as_deref(),
                 var("MVISION_INTEGRAL_CARRIES").as_deref(),
             )
+            .with_scan(var("MVISION_INTEGRAL_SCAN").as_deref())
         })
     }
 
-    /// `"256x64/shfl/g256"`, as benchmarks print it (`"/par"` appended with that
-    /// carries pass).
+    /// `"256x64/shfl/g256"`, as benchmarks print it (`"/par"` appended with that carries
+    /// pass, `"/lookback"` or `"/tiled"` with a scan other than `auto`).
     pub fn label(&self) -> String {
         let variant = if self.shuffle { "shfl" } else { "local" };
         let carries = match self.carries {
             IntegralCarries::Tiled => "",
             IntegralCarries::Par => "/par",
         };
+        let scan = match self.scan {
+            IntegralScan::Auto => "",
+            IntegralScan::LookBack => "/lookback",
+            IntegralScan::Tiled => "/tiled",
+        };
         format!(
-            "{INTEGRAL_TILE_W}x{}/{variant}/g{}{carries}",
+            "{INTEGRAL_TILE_W}x{}/{variant}/g{}{carries}{scan}",
             self.tile_h, self.group_max
         )
     }
@@ -440,6 +494,10 @@ pub mod names {
     pub const INTEGRAL_TILES_U8: &str = "mv_integral_tiles_u8";
     /// Tiled integral image, pass 3 of the squares: each tile's part of the table of squares.
     pub const INTEGRAL_TILES_SQ_U8: &str = "mv_integral_tiles_sq_u8";
+    /// Integral image in one launch: each tile's carries by look-back over earlier tiles.
+    pub const INTEGRAL_LOOKBACK_U8: &str = "mv_integral_lookback_u8";
+    /// The table of squares in one launch, as [`INTEGRAL_LOOKBACK_U8`].
+    pub const INTEGRAL_LOOKBACK_SQ_U8: &str = "mv_integral_lookback_sq_u8";
     /// One pyramid level down of a `u8` image.
     pub const PYR_DOWN_U8: &str = "mv_pyr_down_u8";
     /// One pyramid level down of an `f32` image.
@@ -509,6 +567,8 @@ impl KernelSet {
                 INTEGRAL_CARRIES,
                 INTEGRAL_TILES_U8,
                 INTEGRAL_TILES_SQ_U8,
+                INTEGRAL_LOOKBACK_U8,
+                INTEGRAL_LOOKBACK_SQ_U8,
             ],
             KernelSet::Resample => &[
                 PYR_DOWN_U8,
@@ -573,6 +633,7 @@ impl KernelSet {
                 let pitch = INTEGRAL_TILE_W + INTEGRAL_TILE_W / 8;
                 let band = INTEGRAL_GROUP_MAX / 32 * pitch;
                 let tiles = 8 * (band + INTEGRAL_TILE_W + INTEGRAL_GROUP_MAX + INTEGRAL_TILE_H_MAX);
+                // (mv_integral_lookback_sq_u8 needs less: 8 · (64 · 33 + 32 + 64 + 128) + 136.)
                 max(tiles, INTEGRAL_SCAN_MAX * (4 + 8))
             }
             KernelSet::Resample => 0,
@@ -650,6 +711,8 @@ pub fn constants() -> String {
          #define MV_ICARRY_PAR {icarry_par}\n\
          #define MV_ICARRY_TILED {icarry_tiled}\n\
          #define MV_IGROUP_MAX {INTEGRAL_GROUP_MAX}\n\
+         #define MV_LB_W {INTEGRAL_LOOKBACK_TILE_W}\n\
+         #define MV_LB_H {INTEGRAL_LOOKBACK_TILE_H}\n\
          #define MV_PX_U8 {PX_U8}\n\
          #define MV_PX_F32 {PX_F32}\n\
          #define MV_STREAM_ROWS {stream_rows}\n"

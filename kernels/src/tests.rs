@@ -117,6 +117,14 @@ fn integral_tuning_parses_its_variables() {
         d
     );
     assert_eq!(IntegralTuning::parse_all(None, None, None, Some("nope")), d);
+    assert_eq!(d.scan, crate::IntegralScan::Auto);
+    let t = d.with_scan(Some(" lookback "));
+    assert_eq!(t.scan, crate::IntegralScan::LookBack);
+    assert_eq!(t.label(), "256x64/shfl/g256/lookback");
+    assert_eq!(d.with_scan(Some("tiled")).label(), "256x64/shfl/g256/tiled");
+    assert_eq!(t.with_scan(Some("auto")), d);
+    assert_eq!(d.with_scan(Some("fast")), d);
+    assert_eq!(d.with_scan(None), d);
     let t = IntegralTuning::parse(Some("256x32"), Some("shfl"), Some("128"));
     assert_eq!((t.tile_h, t.shuffle, t.group_max), (32, true, 128));
     assert_eq!(t.label(), "256x32/shfl/g128");
@@ -249,6 +257,10 @@ const CUDA_STUB: &str = r#"
 struct mv_stub_dim3 { unsigned x, y, z; };
 static mv_stub_dim3 threadIdx, blockIdx, blockDim;
 static inline void __syncthreads() {}
+static inline void __threadfence() {}
+static inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p = o + v; return o; }
+static inline int atomicMin(int* p, int v) { int o = *p; *p = v < o ? v : o; return o; }
+static inline void __syncwarp() {}
 "#;
 
 #[test]

@@ -59,17 +59,18 @@ pub struct Context {
 struct ScratchBufs {
     u32: Option<CudaSlice<u8>>,
     u64: Option<CudaSlice<u8>>,
+    ctl: Option<CudaSlice<u8>>,
 }
 
 /// The integral scratch, held from its lookup until the launches that use it are queued.
 pub(crate) struct ScratchGuard<'a> {
     _bufs: std::sync::MutexGuard<'a, ScratchBufs>,
-    ptrs: (CUdeviceptr, Option<CUdeviceptr>),
+    ptrs: (CUdeviceptr, Option<CUdeviceptr>, Option<CUdeviceptr>),
 }
 
 impl ScratchGuard<'_> {
-    /// The `u32` buffer, and the `u64` one when asked for.
-    pub(crate) fn bufs(&self) -> (CUdeviceptr, Option<CUdeviceptr>) {
+    /// The `u32` buffer, the `u64` one and the control words when asked for.
+    pub(crate) fn bufs(&self) -> (CUdeviceptr, Option<CUdeviceptr>, Option<CUdeviceptr>) {
         self.ptrs
     }
 }
@@ -124,6 +125,7 @@ impl Context {
                 simd_width: Some(WARP),
                 // PTX dp2a: sm_61 and later (the prelude uses it under the same condition).
                 dp2a: info.compute_capability >= (6, 1),
+                lookback: true,
             };
             Ok(Self {
                 planner: Planner::new(NEXT_ID.fetch_add(1, Ordering::Relaxed), limits),
@@ -248,9 +250,15 @@ impl Context {
         } else {
             None
         };
+        // Zeroed when allocated (alloc_zeros): the look-back scan leaves its control words zero.
+        let ctl = if need.bytes_ctl > 0 {
+            Some(grow(&mut bufs.ctl, need.bytes_ctl)?)
+        } else {
+            None
+        };
         Ok(ScratchGuard {
             _bufs: bufs,
-            ptrs: (p32, p64),
+            ptrs: (p32, p64, ctl),
         })
     }
 

@@ -61,17 +61,18 @@ type ProgramSlot = Arc<OnceLock<Result<Arc<Built>>>>;
 struct ScratchBufs {
     u32: Option<Buffer<u8>>,
     u64: Option<Buffer<u8>>,
+    ctl: Option<Buffer<u8>>,
 }
 
 /// The integral scratch, held from its lookup until the launches that use it are queued.
 pub(crate) struct ScratchGuard<'a> {
     _bufs: std::sync::MutexGuard<'a, ScratchBufs>,
-    mems: (cl_mem, Option<cl_mem>),
+    mems: (cl_mem, Option<cl_mem>, Option<cl_mem>),
 }
 
 impl ScratchGuard<'_> {
-    /// The `u32` buffer, and the `u64` one when asked for.
-    pub(crate) fn bufs(&self) -> (cl_mem, Option<cl_mem>) {
+    /// The `u32` buffer, the `u64` one and the control words when asked for.
+    pub(crate) fn bufs(&self) -> (cl_mem, Option<cl_mem>, Option<cl_mem>) {
         self.mems
     }
 }
@@ -135,6 +136,8 @@ impl Context {
             // OpenCL reports no portable SIMD width (only a per-kernel preferred multiple).
             simd_width: None,
             dp2a: info.has_dp2a(),
+            // NVIDIA: global stores are ordered device-wide by the prelude's PTX membar.gl.
+            lookback: info.has_dp2a(),
         };
         let planner = Planner::new(NEXT_CONTEXT_ID.fetch_add(1, Ordering::Relaxed), limits);
         Ok(Self {
@@ -300,6 +303,16 @@ impl Context {
                     )
                 }
                 .map_err(Error::cl("clCreateBuffer"))?;
+                // Zeroed, as the look-back scan expects its control words to start (the queue is
+                // in order: the fill completes before any kernel reads the buffer); the other
+                // buffers need not be, but one rule for all is simpler.
+                let mut buf = buf;
+                // SAFETY: the fill covers exactly the buffer's `bytes.max(1)` bytes.
+                unsafe {
+                    self.queue
+                        .enqueue_fill_buffer(&mut buf, &[0u8], 0, bytes.max(1), &[])
+                }
+                .map_err(Error::cl("clEnqueueFillBuffer"))?;
                 *slot = Some(buf);
             }
             Ok(slot.as_ref().expect("allocated above").get())
@@ -310,9 +323,14 @@ impl Context {
         } else {
             None
         };
+        let ctl = if need.bytes_ctl > 0 {
+            Some(grow(&mut bufs.ctl, need.bytes_ctl)?)
+        } else {
+            None
+        };
         Ok(ScratchGuard {
             _bufs: bufs,
-            mems: (m32, m64),
+            mems: (m32, m64, ctl),
         })
     }
 

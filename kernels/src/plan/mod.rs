@@ -67,6 +67,10 @@ pub struct Limits {
     ///
     /// [`DotMode::Auto`]: crate::DotMode::Auto
     pub dp2a: bool,
+    /// Work-groups may wait on work-groups that started earlier, seeing their global stores
+    /// after a fence ([`crate::IntegralScan::Auto`] then runs the look-back scan): CUDA, and
+    /// NVIDIA's OpenCL.
+    pub lookback: bool,
 }
 
 /// Work-group shapes tried for [`Limits::default_tile`], largest first.

@@ -7,7 +7,8 @@ use mvision_core::{Border, Error as CoreError};
 
 use super::{border_f32, border_u8, same_size, Arg, Img, Launch, Limits, PlanError, Planner};
 use crate::{
-    names, IntegralCarries, IntegralTuning, KernelSet, Tile, INTEGRAL_GROUP_MIN, INTEGRAL_SCAN_MAX,
+    names, IntegralCarries, IntegralScan, IntegralTuning, KernelSet, Tile, INTEGRAL_GROUP_MIN,
+    INTEGRAL_LOOKBACK_GROUP, INTEGRAL_LOOKBACK_TILE_H, INTEGRAL_LOOKBACK_TILE_W, INTEGRAL_SCAN_MAX,
     INTEGRAL_TILE_W,
 };
 
@@ -24,10 +25,10 @@ pub struct IntegralPlan<B> {
     limits: Limits,
 }
 
-/// Device scratch of the tiled integral scan ([`IntegralPlan::tiled_scratch`]): the column sums
-/// of every tile row, the row sums and left carries of every tile column and the total of
-/// every tile, as `u32` for the
-/// table of pixels and `u64` for the table of squares.
+/// Device scratch of the GPU integral scans ([`IntegralPlan::tiled_scratch`]): per tile, the
+/// column and row sums (tiled scan: and the carries; look-back scan: aggregate and inclusive)
+/// as `u32` for the table of pixels and `u64` for the table of squares, and the look-back
+/// scan's control words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IntegralScratch {
     /// Bytes of the `u32` scratch buffer (`scratch` of `kernels/SPEC.md`).
@@ -35,6 +36,9 @@ pub struct IntegralScratch {
     /// Bytes of the `u64` scratch buffer (`scratch64`); 0 without the squared table, whose
     /// kernels then take a null buffer.
     pub bytes_u64: usize,
+    /// Bytes of the look-back scan's control words (`ctl`), 0 for the tiled scan. The driver
+    /// zeroes this buffer when it allocates it; every launch leaves it zero.
+    pub bytes_ctl: usize,
 }
 
 impl<B: Copy> IntegralPlan<B> {
@@ -76,23 +80,55 @@ impl<B: Copy> IntegralPlan<B> {
         )
     }
 
-    /// The scratch the tiled scan needs: `nty · w + 2 · ntx · h + ntx · nty` elements of each
-    /// type, `ntx × nty` being its tiles.
-    pub fn tiled_scratch(&self) -> IntegralScratch {
+    /// Whether the look-back scan runs ([`IntegralScan`]): asked for, or `auto` on a device
+    /// with [`Limits::lookback`]; and the device allows work-groups of
+    /// [`INTEGRAL_LOOKBACK_GROUP`] (as [`IntegralPlan::tiled_group`] sees it: the same limits
+    /// bound both scans' groups, whose local memory the tiled scan's check covers).
+    fn lookback(&self, group: Option<usize>) -> bool {
+        let wanted = match IntegralTuning::get().scan {
+            IntegralScan::Auto => self.limits.lookback,
+            IntegralScan::LookBack => true,
+            IntegralScan::Tiled => false,
+        };
+        wanted && group.is_some_and(|g| g >= INTEGRAL_LOOKBACK_GROUP)
+    }
+
+    /// Tiles of the look-back scan ([`INTEGRAL_LOOKBACK_TILE_W`] ×
+    /// [`INTEGRAL_LOOKBACK_TILE_H`]), in all.
+    fn lookback_tiles(&self) -> usize {
         let (w, h) = self.size;
-        let (ntx, nty) = self.tiles();
-        let elems = nty * w + 2 * ntx * h + ntx * nty;
+        w.div_ceil(INTEGRAL_LOOKBACK_TILE_W) * h.div_ceil(INTEGRAL_LOOKBACK_TILE_H)
+    }
+
+    /// The scratch of the scan that runs: the tiled scan `nty · w + 2 · ntx · h + ntx · nty`
+    /// elements of each type, `ntx × nty` being its tiles; the look-back scan
+    /// `nt · (2 · 16 + 2 · 128 + 2)` elements of each type and `2 + 2 · nt` control words, `nt`
+    /// being its tiles.
+    pub fn tiled_scratch(&self, kernel_limit: usize) -> IntegralScratch {
+        let (w, h) = self.size;
+        let (elems, ctl) = if self.lookback(self.tiled_group(kernel_limit)) {
+            let nt = self.lookback_tiles();
+            let per_tile = 2 * INTEGRAL_LOOKBACK_TILE_H + 2 * INTEGRAL_LOOKBACK_TILE_W + 2;
+            (nt * per_tile, 2 + 2 * nt)
+        } else {
+            let (ntx, nty) = self.tiles();
+            (nty * w + 2 * ntx * h + ntx * nty, 0)
+        };
         IntegralScratch {
             bytes_u32: 4 * elems,
             bytes_u64: if self.want_sq { 8 * elems } else { 0 },
+            bytes_ctl: 4 * ctl,
         }
     }
 
     /// The launches, to be enqueued in this order.
     ///
-    /// With `scratch` (the driver's buffers of at least [`IntegralPlan::tiled_scratch`] bytes,
-    /// the second one only with the squared table) and a [`IntegralPlan::tiled_group`], the
-    /// tiled scan: `mv_integral_tile_sums_u8`, `mv_integral_tiles_u8` and, with the squared
+    /// With `scratch` (the driver's buffers of at least [`IntegralPlan::tiled_scratch`] bytes:
+    /// `u32`, `u64` with the squared table, control words for the look-back scan) and a
+    /// [`IntegralPlan::tiled_group`], the look-back scan where it runs
+    /// ([`IntegralScan`]): `mv_integral_lookback_u8` and, with the squared table,
+    /// `mv_integral_lookback_sq_u8`, each one group of 32 per tile of
+    /// [`INTEGRAL_LOOKBACK_TILE_W`] × [`INTEGRAL_LOOKBACK_TILE_H`]; else the tiled scan: `mv_integral_tile_sums_u8`, `mv_integral_tiles_u8` and, with the squared
     /// table, `mv_integral_tiles_sq_u8` with one work-group per tile, `mv_integral_carries`
     /// (second) with one per 32 columns and one per tile outside the first tile column
     /// ([`IntegralCarries::Tiled`], the default) or one per tile column but the first (the
@@ -100,13 +136,33 @@ impl<B: Copy> IntegralPlan<B> {
     /// scanning it in chunks of the group's width; with a known [`Limits::simd_width`], cut to
     /// the fewest whole SIMD groups covering the row) and the column pass (`mv_integral_cols`:
     /// one work-item per table column).
-    pub fn launches(self, kernel_limit: usize, scratch: Option<(B, Option<B>)>) -> Vec<Launch<B>> {
+    pub fn launches(
+        self,
+        kernel_limit: usize,
+        scratch: Option<(B, Option<B>, Option<B>)>,
+    ) -> Vec<Launch<B>> {
         let (w, h) = self.size;
         let set = KernelSet::Integral;
         let want_sq = Arg::I32(i32::from(self.want_sq));
         let dims = [Arg::I32(w as i32), Arg::I32(h as i32)];
-        if let (Some(group), Some((s32, s64))) = (self.tiled_group(kernel_limit), scratch) {
+        if let (Some(group), Some((s32, s64, ctl))) = (self.tiled_group(kernel_limit), scratch) {
             let (ntx, nty) = self.tiles();
+            if let (true, Some(ctl)) = (self.lookback(Some(group)), ctl) {
+                let one = |kernel, table: &[Arg<B>; 2], data: B| {
+                    let mut args = Vec::with_capacity(8);
+                    args.extend(self.src.iter().cloned());
+                    args.extend(table.iter().cloned());
+                    args.extend([Arg::Buf(ctl), Arg::Buf(data)]);
+                    args.extend(dims.iter().cloned());
+                    let (n, groups) = (INTEGRAL_LOOKBACK_GROUP, self.lookback_tiles());
+                    Launch::new(set, Tile::DEFAULT, kernel, args, [groups * n, 1], [n, 1])
+                };
+                let mut launches = vec![one(names::INTEGRAL_LOOKBACK_U8, &self.sum, s32)];
+                if let (true, Some(s64)) = (self.want_sq, s64) {
+                    launches.push(one(names::INTEGRAL_LOOKBACK_SQ_U8, &self.sq, s64));
+                }
+                return launches;
+            }
             let scratch = [Arg::Buf(s32), s64.map_or(Arg::Null, Arg::Buf)];
             let mut sums = Vec::with_capacity(7);
             sums.extend(self.src.iter().cloned());

@@ -15,6 +15,7 @@ const GPU: Limits = Limits {
     local_mem_bytes: 48 * 1024,
     simd_width: Some(32),
     dp2a: true,
+    lookback: true,
 };
 
 /// A small OpenCL device: groups of 128 work-items, 4 KiB of local memory.
@@ -24,6 +25,7 @@ const SMALL: Limits = Limits {
     local_mem_bytes: 4096,
     simd_width: None,
     dp2a: false,
+    lookback: false,
 };
 
 const CTX: u64 = 7;
@@ -364,7 +366,7 @@ fn checks_come_in_the_cores_order_after_ownership() {
 fn launches<const N: usize>(
     plan: IntegralPlan<u32>,
     limit: usize,
-    s: Option<(u32, Option<u32>)>,
+    s: Option<(u32, Option<u32>, Option<u32>)>,
 ) -> [Launch<u32>; N] {
     plan.launches(limit, s).try_into().expect("launch count")
 }
@@ -374,7 +376,14 @@ fn integral_runs_tiled_where_the_device_allows() {
     if crate::IntegralTuning::get() != crate::IntegralTuning::DEFAULT {
         return; // the geometry below is the default tuning's (MVISION_INTEGRAL_* set)
     }
-    let p = Planner::new(CTX, GPU);
+    // A device on which work-groups may not wait on each other: the three-pass tiled scan.
+    let p = Planner::new(
+        CTX,
+        Limits {
+            lookback: false,
+            ..GPU
+        },
+    );
     // 3840 x 2160: 15 x 34 tiles of 256 x 64.
     let plan = p
         .integral_u8(
@@ -386,13 +395,14 @@ fn integral_runs_tiled_where_the_device_allows() {
     assert_eq!(plan.tiled_group(usize::MAX), Some(256));
     let elems = 34 * 3840 + 2 * 15 * 2160 + 15 * 34;
     assert_eq!(
-        plan.tiled_scratch(),
+        plan.tiled_scratch(usize::MAX),
         IntegralScratch {
             bytes_u32: 4 * elems,
-            bytes_u64: 8 * elems
+            bytes_u64: 8 * elems,
+            bytes_ctl: 0,
         }
     );
-    let [sums, carries, tiles, tiles_sq] = launches(plan, usize::MAX, Some((8, Some(9))));
+    let [sums, carries, tiles, tiles_sq] = launches(plan, usize::MAX, Some((8, Some(9), None)));
     assert_eq!(
         (sums.kernel, sums.groups(), sums.local),
         (names::INTEGRAL_TILE_SUMS_U8, [15 * 34, 1], [256, 1])
@@ -426,10 +436,10 @@ fn integral_runs_tiled_where_the_device_allows() {
     // Without squares: no u64 scratch, a null one in its place; a kernel limit of 200 gives
     // groups of 128 (four rows of lanes).
     let plan = p.integral_u8(img(1, 1, 1), img(2, 2, 2), None).unwrap();
-    assert_eq!(plan.tiled_scratch().bytes_u64, 0);
-    assert_eq!(plan.tiled_scratch().bytes_u32, 4 * (1 + 2 + 1));
+    assert_eq!(plan.tiled_scratch(usize::MAX).bytes_u64, 0);
+    assert_eq!(plan.tiled_scratch(usize::MAX).bytes_u32, 4 * (1 + 2 + 1));
     assert_eq!(plan.tiled_group(200), Some(128));
-    let [_, carries, tiles] = launches(plan, 200, Some((8, None)));
+    let [_, carries, tiles] = launches(plan, 200, Some((8, None, None)));
     assert_eq!((carries.groups(), carries.local), ([1, 1], [128, 1]));
     assert_eq!(carries.args[1], Arg::Null);
     assert_eq!(tiles.kernel, names::INTEGRAL_TILES_U8);
@@ -440,8 +450,69 @@ fn integral_runs_tiled_where_the_device_allows() {
         .integral_u8(img(1, 5, 3), img(2, 6, 4), None)
         .unwrap();
     assert_eq!(plan.tiled_group(usize::MAX), None);
-    let [rows, _] = launches(plan, usize::MAX, Some((8, None)));
+    let [rows, _] = launches(plan, usize::MAX, Some((8, None, None)));
     assert_eq!(rows.kernel, names::INTEGRAL_ROWS_U8);
+}
+
+#[test]
+fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
+    if crate::IntegralTuning::get() != crate::IntegralTuning::DEFAULT {
+        return; // the choice below is the default tuning's (MVISION_INTEGRAL_* set)
+    }
+    let p = Planner::new(CTX, GPU);
+    let plan = p
+        .integral_u8(
+            img(1, 3840, 2160),
+            img(2, 3841, 2161),
+            Some(img(3, 3841, 2161)),
+        )
+        .unwrap();
+    // 30 x 34 tiles of 128 x 64; per tile 2 · 64 row sums, 2 · 128 column sums and two
+    // totals of each type; two control words plus two flags a tile.
+    let nt = 30 * 34;
+    assert_eq!(
+        plan.tiled_scratch(usize::MAX),
+        IntegralScratch {
+            bytes_u32: 4 * nt * 386,
+            bytes_u64: 8 * nt * 386,
+            bytes_ctl: 4 * (2 + 2 * nt),
+        }
+    );
+    let [sums, squares] = launches(plan.clone(), usize::MAX, Some((8, Some(9), Some(10))));
+    assert_eq!(sums.local, [128, 1]);
+    assert_eq!(
+        (sums.kernel, sums.groups(), sums.local),
+        (names::INTEGRAL_LOOKBACK_U8, [nt, 1], [128, 1])
+    );
+    // src, stride, table, stride, control words, data, width, height.
+    assert_eq!(
+        sums.args[2..8],
+        [
+            Arg::Buf(2),
+            Arg::I32(3841),
+            Arg::Buf(10),
+            Arg::Buf(8),
+            Arg::I32(3840),
+            Arg::I32(2160)
+        ]
+    );
+    assert_eq!(squares.kernel, names::INTEGRAL_LOOKBACK_SQ_U8);
+    assert_eq!(
+        squares.args[2..6],
+        [Arg::Buf(3), Arg::I32(3841), Arg::Buf(10), Arg::Buf(9)]
+    );
+    // Groups below 128 (a kernel limit of 100 gives 64): the tiled scan, and its scratch.
+    assert_eq!(plan.tiled_scratch(100).bytes_ctl, 0);
+    let [tile_sums, _, _, _] = launches(plan, 100, Some((8, Some(9), None)));
+    assert_eq!(tile_sums.kernel, names::INTEGRAL_TILE_SUMS_U8);
+    // Without squares: one launch, no u64 scratch.
+    let plan = p.integral_u8(img(1, 5, 3), img(2, 6, 4), None).unwrap();
+    assert_eq!(plan.tiled_scratch(usize::MAX).bytes_u64, 0);
+    let [one] = launches(plan, usize::MAX, Some((8, None, Some(10))));
+    assert_eq!(
+        (one.kernel, one.groups()),
+        (names::INTEGRAL_LOOKBACK_U8, [1, 1])
+    );
 }
 
 #[test]
