@@ -45,14 +45,30 @@ MV_INLINE mv_i32 mv_s16_of(mv_u32 c2, int upper)
     return h >= 32768 ? h - 65536 : h;
 }
 
-/* mv_dp2a_lo / mv_dp2a_hi (the preludes) where the device has no such instruction: the same
- * exact sums, acc + lo16(c2) * byte(v, 2 * hi) + hi16(c2) * byte(v, 2 * hi + 1). */
+/* mv_dp2a_lo / mv_dp2a_hi (below) where the device has no such instruction: the same exact
+ * sums, acc + lo16(c2) * byte(v, 2 * hi) + hi16(c2) * byte(v, 2 * hi + 1). */
 MV_INLINE mv_i32 mv_dp2a_soft(mv_u32 c2, mv_u32 v, mv_i32 acc, int hi)
 {
     return acc + mv_s16_of(c2, 0) * (mv_i32)MV_BYTE(v, 2 * hi) +
            mv_s16_of(c2, 1) * (mv_i32)MV_BYTE(v, 2 * hi + 1);
 }
 #if MV_DP2A_HW
+/* Two 16 x 8-bit products added to a 32-bit sum by PTX dp2a (the preludes set MV_DP2A_HW where
+ * the device has it; CUDA and NVIDIA's OpenCL take the same inline PTX): mv_dp2a_lo(c2, v, acc)
+ * = acc + lo16(c2) * byte0(v) + hi16(c2) * byte1(v), the halves of c2 signed, the bytes of v
+ * unsigned, byte i the one at the i-th lowest address; mv_dp2a_hi the same with bytes 2, 3. */
+MV_INLINE mv_i32 mv_dp2a_lo(mv_u32 c2, mv_u32 v, mv_i32 acc)
+{
+    mv_i32 d;
+    asm("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(c2), "r"(v), "r"(acc));
+    return d;
+}
+MV_INLINE mv_i32 mv_dp2a_hi(mv_u32 c2, mv_u32 v, mv_i32 acc)
+{
+    mv_i32 d;
+    asm("dp2a.hi.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(c2), "r"(v), "r"(acc));
+    return d;
+}
 #define MV_DP2A(c2, v, acc, hi) ((hi) ? mv_dp2a_hi((c2), (v), (acc)) : mv_dp2a_lo((c2), (v), (acc)))
 #else
 #define MV_DP2A(c2, v, acc, hi) mv_dp2a_soft((c2), (v), (acc), (hi))

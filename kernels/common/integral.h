@@ -840,6 +840,15 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         }                                                                                     \
     }
 
+/* Publishes status v of the work-group's tile in flags, once every work-item's stores before it
+ * are fenced. */
+#define MV_LB_PUBLISH(flags, v)                                                               \
+    MV_FENCE_GLOBAL();                                                                        \
+    MV_BARRIER();                                                                             \
+    if (lid == 0) {                                                                           \
+        MV_VSTORE(mv_u32, (flags) + g, (v));                                                  \
+    }
+
 #define MV_INTEGRAL_LOOKBACK(T, SQ)                                                           \
     MV_LOCAL_ARRAY(T, red, MV_LB_H * (MV_ILANES + 1));                                        \
     MV_LOCAL_ARRAY(T, colpart, MV_LB_WARPS * MV_LB_W);                                        \
@@ -916,11 +925,7 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         colsum += colpart[w * MV_LB_W + lid];                                                 \
     }                                                                                         \
     col_agg[g * MV_LB_W + lid] = colsum;                                                      \
-    MV_FENCE_GLOBAL();                                                                        \
-    MV_BARRIER();                                                                             \
-    if (lid == 0) {                                                                           \
-        MV_VSTORE(mv_u32, flag_row + g, 1u);                                                  \
-    }                                                                                         \
+    MV_LB_PUBLISH(flag_row, 1u);                                                      \
     /* B: the sums of the tile's rows left of x0, and their scan down the rows (ecol). */     \
     T left = 0;                                                                               \
     MV_LB_WALK(flag_row, 1, tx, {                                                             \
@@ -932,11 +937,7 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         row_inc[g * MV_LB_H + lid] = left + rowsum;                                           \
         red[lid] = left;                                                                      \
     }                                                                                         \
-    MV_FENCE_GLOBAL();                                                                        \
-    MV_BARRIER();                                                                             \
-    if (lid == 0) {                                                                           \
-        MV_VSTORE(mv_u32, flag_row + g, 2u);                                                  \
-    }                                                                                         \
+    MV_LB_PUBLISH(flag_row, 2u);                                                      \
     /* Inclusive scan of left[] over the rows: Hillis-Steele, red <-> ecol. */               \
     {                                                                                         \
         int cur_ = 0;                                                                         \
@@ -958,11 +959,7 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
     if (lid == 0) {                                                                           \
         left_tot[g] = left_total;                                                             \
     }                                                                                         \
-    MV_FENCE_GLOBAL();                                                                        \
-    MV_BARRIER();                                                                             \
-    if (lid == 0) {                                                                           \
-        MV_VSTORE(mv_u32, flag_col + g, 1u);                                                  \
-    }                                                                                         \
+    MV_LB_PUBLISH(flag_col, 1u);                                                      \
     /* C: the sum of column lid above y0, and the corner. */                                  \
     T above = 0;                                                                              \
     T corner = 0;                                                                             \
@@ -986,11 +983,7 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
             a += colpart[w * MV_LB_W + lid];                                                  \
         }                                                                                     \
     }                                                                                         \
-    MV_FENCE_GLOBAL();                                                                        \
-    MV_BARRIER();                                                                             \
-    if (lid == 0) {                                                                           \
-        MV_VSTORE(mv_u32, flag_col + g, 2u);                                                  \
-    }                                                                                         \
+    MV_LB_PUBLISH(flag_col, 2u);                                                      \
     corner = cshare[0];                                                                       \
     /* D: acc[k] = the sum from x0 to column x + k of everything above the current row,     */\
     /* plus each row's prefix; staged per row of lanes, then stored coalesced.               */\

@@ -83,25 +83,10 @@ struct alignas(16) mv_f32x4 {
 #define MV_SHFL_UP_mv_u64(v, d) (v)
 #endif
 
-/* Two 16 x 8-bit products added to a 32-bit sum (PTX dp2a, sm_61 and later): mv_dp2a_lo(c2, v,
- * acc) = acc + lo16(c2) * byte0(v) + hi16(c2) * byte1(v), the halves of c2 signed, the bytes of
- * v unsigned, byte i being the one at the i-th lowest address; mv_dp2a_hi the same with bytes
- * 2 and 3. MV_DP2A_HW says whether the instruction is used (else the same sums, computed by
- * mv_dp2a_soft in kernels/common/fixed_point.h). */
+/* PTX dp2a (sm_61 and later) for kernels/common/fixed_point.h's mv_dp2a_lo / mv_dp2a_hi:
+ * MV_DP2A_HW 1 where the instruction is used. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
 #define MV_DP2A_HW 1
-MV_INLINE mv_i32 mv_dp2a_lo(mv_u32 c2, mv_u32 v, mv_i32 acc)
-{
-    mv_i32 d;
-    asm("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(c2), "r"(v), "r"(acc));
-    return d;
-}
-MV_INLINE mv_i32 mv_dp2a_hi(mv_u32 c2, mv_u32 v, mv_i32 acc)
-{
-    mv_i32 d;
-    asm("dp2a.hi.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(c2), "r"(v), "r"(acc));
-    return d;
-}
 #else
 #define MV_DP2A_HW 0
 #endif

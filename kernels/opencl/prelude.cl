@@ -86,23 +86,10 @@ MV_INLINE mv_u64 mv_shfl_up_u64(mv_u64 v, int d)
 #define MV_SHFL_UP_mv_u64(v, d) (v)
 #endif
 
-/* Two 16 x 8-bit products added to a 32-bit sum, as the CUDA prelude's mv_dp2a_lo/_hi: through
- * NVIDIA's PTX dp2a where the host says the device has it (-DMV_NV_PTX=1: NVIDIA's OpenCL
- * compiler takes inline PTX), else computed (mv_dp2a_soft, kernels/common/fixed_point.h). */
+/* PTX dp2a for kernels/common/fixed_point.h's mv_dp2a_lo / mv_dp2a_hi where the host says the
+ * device has it (-DMV_NV_PTX=1: NVIDIA's OpenCL compiler takes inline PTX); MV_DP2A_HW 1 then. */
 #if defined(MV_NV_PTX) && MV_NV_PTX
 #define MV_DP2A_HW 1
-MV_INLINE mv_i32 mv_dp2a_lo(mv_u32 c2, mv_u32 v, mv_i32 acc)
-{
-    mv_i32 d;
-    asm("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(c2), "r"(v), "r"(acc));
-    return d;
-}
-MV_INLINE mv_i32 mv_dp2a_hi(mv_u32 c2, mv_u32 v, mv_i32 acc)
-{
-    mv_i32 d;
-    asm("dp2a.hi.s32.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(c2), "r"(v), "r"(acc));
-    return d;
-}
 #else
 #define MV_DP2A_HW 0
 #endif
