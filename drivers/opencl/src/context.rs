@@ -77,6 +77,12 @@ impl ScratchGuard<'_> {
     }
 }
 
+/// Registers per work-item that NVIDIA's OpenCL compiler may use (`-cl-nv-maxrregcount`), as
+/// CUDA's `MV_KERNEL_LEAN` asks of the streaming filters: without the cap NVIDIA's OpenCL gave
+/// the streaming filters fewer resident work-items; with it the H200 ran them 1.04–1.26× faster
+/// and nothing slower (BENCHMARKS.md, sixth session).
+pub const NV_MAX_REGISTERS: u32 = 64;
+
 /// One OpenCL device with an in-order queue and a program cache.
 ///
 /// Operations enqueue their work and return; [`Context::download`], [`Context::map`] and
@@ -200,12 +206,20 @@ impl Context {
         &self.queue
     }
 
-    /// The build options of a program for `tile`: the tile's, plus `-DMV_NV_PTX=1` where the
-    /// device runs PTX `dp2a` (the prelude's `mv_dp2a_*` then use it).
+    /// The build options of a program for `tile`: the tile's; on NVIDIA devices that run PTX
+    /// `dp2a` also `-DMV_NV_PTX=1` (the preludes then use inline PTX) and
+    /// `-cl-nv-maxrregcount=`[`NV_MAX_REGISTERS`] (or `MVISION_OPENCL_NV_MAXRREG`; 0: none).
     fn options(&self, tile: Tile) -> String {
         let mut o = build_options(tile);
         if self.info.has_dp2a() {
             o.push_str(" -DMV_NV_PTX=1");
+            let cap = std::env::var("MVISION_OPENCL_NV_MAXRREG")
+                .ok()
+                .and_then(|n| n.trim().parse::<u32>().ok())
+                .unwrap_or(NV_MAX_REGISTERS);
+            if cap > 0 {
+                o.push_str(&format!(" -cl-nv-maxrregcount={cap}"));
+            }
         }
         o
     }

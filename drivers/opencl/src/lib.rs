@@ -43,7 +43,7 @@ mod error;
 mod image;
 mod ops;
 
-pub use context::{Context, DEVICE_ENV};
+pub use context::{Context, DEVICE_ENV, NV_MAX_REGISTERS};
 pub use device::{devices, DeviceInfo, DeviceKind};
 pub use error::{Error, Result};
 pub use image::{DeviceImage, MappedImage};
