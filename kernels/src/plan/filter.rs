@@ -31,10 +31,10 @@ fn check_box(ksize: usize) -> Result<(), CoreError> {
 struct Dense<'a, B> {
     /// `[naive, tiled]` kernel names.
     names: [&'static str; 2],
-    /// The streaming kernel and its packed-product twin, where they exist (`u8`).
-    stream: Option<[&'static str; 2]>,
-    /// The coefficients, for the packed-product kernel's range check (`u8`; empty for `f32`).
-    coeff_values: &'a [i32],
+    /// The streaming kernel, where one exists (`u8`).
+    stream: Option<&'static str>,
+    /// The streaming kernel with packed products and the coefficients it checks (`u8`).
+    packed: Option<(&'static str, &'a [i32])>,
     coeffs: Arg<B>,
     ksize: usize,
     /// `Some(shift)` for the fixed-point kernel (the float kernel has no shift argument).
@@ -76,8 +76,8 @@ impl Planner {
     ) -> Result<Launch<B>, PlanError> {
         let dense = Dense {
             names: [names::FILTER2D_U8_NAIVE, names::FILTER2D_U8_TILED],
-            stream: Some([names::FILTER2D_U8_STREAM, names::FILTER2D_U8_STREAM_DP]),
-            coeff_values: kernel.coeffs(),
+            stream: Some(names::FILTER2D_U8_STREAM),
+            packed: Some((names::FILTER2D_U8_STREAM_DP, kernel.coeffs())),
             coeffs: table_i32(kernel.coeffs()),
             ksize: kernel.size(),
             shift: Some(kernel.shift()),
@@ -101,7 +101,7 @@ impl Planner {
         let dense = Dense {
             names: [names::FILTER2D_F32_NAIVE, names::FILTER2D_F32_TILED],
             stream: None,
-            coeff_values: &[],
+            packed: None,
             coeffs: table_f32(kernel.coeffs()),
             ksize: kernel.size(),
             shift: None,
@@ -126,12 +126,9 @@ impl Planner {
         let stream = dense
             .stream
             .filter(|_| variant != Variant::Naive && tuning.streams_dense(dense.ksize))
-            .map(|[plain, packed]| {
-                if tuning.packs(dense.coeff_values, self.limits().dp2a) {
-                    packed
-                } else {
-                    plain
-                }
+            .map(|plain| match dense.packed {
+                Some((packed, c)) if tuning.packs(c, self.limits().dp2a) => packed,
+                _ => plain,
             });
         let name = stream.unwrap_or(dense.names[usize::from(variant != Variant::Naive)]);
         let mut args = Vec::with_capacity(11);
