@@ -100,10 +100,10 @@ impl<B: Copy> IntegralPlan<B> {
         w.div_ceil(INTEGRAL_LOOKBACK_TILE_W) * h.div_ceil(INTEGRAL_LOOKBACK_TILE_H)
     }
 
-    /// The scratch of the scan that runs: the tiled scan `nty · w + 2 · ntx · h + ntx · nty`
-    /// elements of each type, `ntx × nty` being its tiles; the look-back scan
-    /// `nt · (2 · 16 + 2 · 128 + 2)` elements of each type and `2 + 2 · nt` control words, `nt`
-    /// being its tiles.
+    /// The scratch of the scan that runs with the kernels' group limit `kernel_limit`: the
+    /// tiled scan `nty · w + 2 · ntx · h + ntx · nty` elements of each type, `ntx × nty` being
+    /// its tiles; the look-back scan `nt · (2 · 64 + 2 · 128 + 2)` elements of each type and
+    /// `2 + 2 · nt` control words, `nt` being its tiles.
     pub fn tiled_scratch(&self, kernel_limit: usize) -> IntegralScratch {
         let (w, h) = self.size;
         let (elems, ctl) = if self.lookback(self.tiled_group(kernel_limit)) {
@@ -125,11 +125,12 @@ impl<B: Copy> IntegralPlan<B> {
     ///
     /// With `scratch` (the driver's buffers of at least [`IntegralPlan::tiled_scratch`] bytes:
     /// `u32`, `u64` with the squared table, control words for the look-back scan) and a
-    /// [`IntegralPlan::tiled_group`], the look-back scan where it runs
-    /// ([`IntegralScan`]): `mv_integral_lookback_u8` and, with the squared table,
-    /// `mv_integral_lookback_sq_u8`, each one group of 32 per tile of
-    /// [`INTEGRAL_LOOKBACK_TILE_W`] × [`INTEGRAL_LOOKBACK_TILE_H`]; else the tiled scan: `mv_integral_tile_sums_u8`, `mv_integral_tiles_u8` and, with the squared
-    /// table, `mv_integral_tiles_sq_u8` with one work-group per tile, `mv_integral_carries`
+    /// [`IntegralPlan::tiled_group`], the look-back scan where it runs ([`IntegralScan`]):
+    /// `mv_integral_lookback_u8` and, with the squared table, `mv_integral_lookback_sq_u8`,
+    /// each one group of [`INTEGRAL_LOOKBACK_GROUP`] per tile of [`INTEGRAL_LOOKBACK_TILE_W`] ×
+    /// [`INTEGRAL_LOOKBACK_TILE_H`]; else the tiled scan: `mv_integral_tile_sums_u8`,
+    /// `mv_integral_tiles_u8` and, with the squared table, `mv_integral_tiles_sq_u8` with one
+    /// work-group per tile, `mv_integral_carries`
     /// (second) with one per 32 columns and one per tile outside the first tile column
     /// ([`IntegralCarries::Tiled`], the default) or one per tile column but the first (the
     /// other passes). Otherwise the row pass (`mv_integral_rows_u8`: one work-group per source row,
