@@ -1,0 +1,186 @@
+//! The depthwise 3×3 path of the direct method (bias and ReLU / ReLU6 / Clip fused) at every
+//! instruction-set level this CPU has: the portable loops (run here by capping the level) and
+//! the AVX-512 ones (16 outputs per vector, masked tails, stride 2 de-interleaved) agree with a
+//! double-precision reference within `f32` rounding, on maps from 1×1 to wider than two
+//! vectors, strides 1–3, every padding up to 2, batch 1–2; and fusing the activation gives the
+//! same bits as the convolution followed by `apply_activation`.
+//!
+//! One `#[test]` in its own binary: the level cap is process-wide.
+
+#[path = "common/conv_reference.rs"]
+mod conv_reference;
+
+use conv_reference::reference;
+use mvision_core::cpu::{self, Level};
+use mvision_core::nn::activation::{apply_activation, conv2d_fused, Activation};
+use mvision_core::nn::conv::{conv2d, Conv2dShape, ConvMethod};
+use mvision_core::nn::tensor::Shape4;
+
+/// Every width from 1 to 40 once (1–3 narrower than the kernel, 16–18 and 32–34 around the
+/// vector width at stride 1, 33–35 at stride 2), then random geometry.
+fn shapes() -> Vec<Conv2dShape> {
+    let mut seed = 0xd3_u64;
+    let mut below = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % n
+    };
+    let mut out = vec![];
+    for i in 0..160 {
+        let c = 1 + below(3);
+        let w = if i < 40 { i + 1 } else { 1 + below(70) };
+        let mut s = Conv2dShape::new(1 + below(2), c, 1 + below(9), w, c, 3, 3);
+        s.groups = c;
+        s.stride_h = 1 + below(3);
+        s.stride_w = [1, 1, 2, 2, 3][below(5)];
+        s.pad_top = below(3);
+        s.pad_bottom = below(3);
+        s.pad_left = below(3);
+        s.pad_right = below(3);
+        if s.dims().is_ok() {
+            out.push(s);
+        }
+    }
+    // MobileNetV2's geometry: 3×3, padding 1, stride 1 and 2, even and odd maps.
+    for (h, w, st) in [
+        (112, 112, 1),
+        (112, 112, 2),
+        (14, 14, 1),
+        (7, 7, 1),
+        (15, 13, 2),
+    ] {
+        let mut s = Conv2dShape::new(1, 2, h, w, 2, 3, 3);
+        (s.groups, s.stride_h, s.stride_w) = (2, st, st);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+        out.push(s);
+    }
+    out
+}
+
+fn clamp_of(act: Activation) -> (f64, f64) {
+    match act {
+        Activation::Relu => (0.0, f64::INFINITY),
+        Activation::Relu6 => (0.0, 6.0),
+        Activation::Clip { min, max } => (min as f64, max as f64),
+        _ => (f64::NEG_INFINITY, f64::INFINITY),
+    }
+}
+
+#[test]
+fn depthwise_3x3_at_every_level() {
+    let mut seed = 0x5eed_u64;
+    let mut rnd = |len: usize| -> Vec<f32> {
+        (0..len)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((seed >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0
+            })
+            .collect()
+    };
+    let acts = [
+        Activation::None,
+        Activation::Relu,
+        Activation::Relu6,
+        Activation::Clip {
+            min: -0.5,
+            max: 1.5,
+        },
+    ];
+    let levels: Vec<Level> = Level::ALL
+        .into_iter()
+        .filter(|&l| l <= cpu::detected())
+        .collect();
+    let mut checked = 0usize;
+    for (i, s) in shapes().iter().enumerate() {
+        let d = s.dims().unwrap();
+        let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
+        let bias = (i % 3 != 0).then_some(bias.as_slice());
+        let (want, mag) = reference(s, &x, &w, bias);
+        let eps = f32::EPSILON as f64 * 11.0;
+        let act = acts[i % acts.len()];
+        let (lo, hi) = clamp_of(act);
+        let out_shape = Shape4 {
+            n: s.n,
+            c: s.c_out,
+            h: d.out_h,
+            w: d.out_w,
+        };
+        for &level in &levels {
+            cpu::set_cap(level);
+            let mut fused = vec![f32::NAN; d.output_len];
+            conv2d_fused(
+                ConvMethod::Direct,
+                s,
+                &x,
+                &w,
+                bias,
+                act,
+                None,
+                &mut fused,
+                &mut [],
+            )
+            .unwrap();
+            for (j, (&got, (&r, &m))) in fused.iter().zip(want.iter().zip(&mag)).enumerate() {
+                let r = r.clamp(lo, hi);
+                assert!(
+                    (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
+                    "{level:?} {act:?} {s:?}: out[{j}] = {got}, want {r}"
+                );
+            }
+            let mut split = vec![f32::NAN; d.output_len];
+            conv2d(ConvMethod::Direct, s, &x, &w, bias, &mut split, &mut []).unwrap();
+            apply_activation(act, &out_shape, &mut split, None).unwrap();
+            let same = fused
+                .iter()
+                .zip(&split)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{level:?} {act:?} {s:?}: fused and split differ");
+            checked += 1;
+        }
+        cpu::set_cap(Level::X86V4);
+    }
+    assert!(checked >= 160, "only {checked} shape × level runs");
+    nan_and_negative_zero_survive_the_fused_clamp();
+}
+
+fn nan_and_negative_zero_survive_the_fused_clamp() {
+    // ReLU keeps NaN and −0.0 like `apply_activation` (x < 0 → 0, else x): on an input of −0.0
+    // every sum is −0.0, and a NaN input reaches the outputs whose window holds it, at every
+    // level.
+    let mut s = Conv2dShape::new(1, 1, 5, 20, 1, 3, 3);
+    (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+    let d = s.dims().unwrap();
+    let mut x = vec![-0.0f32; d.input_len];
+    x[2 * 20 + 10] = f32::NAN;
+    let w = [1.0f32; 9];
+    for level in Level::ALL.into_iter().filter(|&l| l <= cpu::detected()) {
+        cpu::set_cap(level);
+        let mut y = vec![1.0f32; d.output_len];
+        conv2d_fused(
+            ConvMethod::Direct,
+            &s,
+            &x,
+            &w,
+            Some(&[-0.0]),
+            Activation::Relu,
+            None,
+            &mut y,
+            &mut [],
+        )
+        .unwrap();
+        for oy in 0..5 {
+            for ox in 0..20 {
+                let v = y[oy * 20 + ox];
+                if oy.abs_diff(2) <= 1 && ox.abs_diff(10) <= 1 {
+                    assert!(v.is_nan(), "{level:?} ({oy}, {ox}) = {v}");
+                } else {
+                    assert_eq!(v.to_bits(), (-0.0f32).to_bits(), "{level:?} ({oy}, {ox})");
+                }
+            }
+        }
+        cpu::set_cap(Level::X86V4);
+    }
+}
