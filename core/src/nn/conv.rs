@@ -537,6 +537,10 @@ pub(crate) fn conv2d_clamped(
     }
     let s = shape;
     let ohw = d.out_h * d.out_w;
+    if method == ConvMethod::Im2col && s.is_pointwise() {
+        pointwise(s, &d, input, weights, bias, clamp, output, workspace)?;
+        return Ok(true);
+    }
     if method == ConvMethod::Direct && depthwise::applies(s) {
         // One plane per image and channel, bias and clamp fused.
         depthwise::conv(s, &d, input, weights, bias, clamp, output);
@@ -852,6 +856,49 @@ fn gather_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
         *o = g[0];
     }
     *last = src[head.len() * S];
+}
+
+/// Im2col of a pointwise (1×1, stride 1, unpadded) convolution, whose input already is the
+/// `K × Oh·Ow` matrix: per image and group one GEMM with β = 0, then the bias and clamp in one
+/// pass ([`depthwise::add_clamp`], none without either). Filling the output with the bias, a
+/// β = 1 GEMM and a separate activation pass moved the output through memory three times
+/// (MobileNetV2's 16 → 96 layer on 112² maps: 0.46 → 0.30 ms in the network, ONNX Runtime
+/// 0.28 ms). GEMMs over blocks of 256 KiB of output, each block's bias and clamp applied while
+/// in cache, measured the same within noise on the whole network and split the 7 × 7 layers
+/// into a 48-column and a 1-column GEMM, so the output is computed whole.
+#[allow(clippy::too_many_arguments)]
+fn pointwise(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    clamp: Clamp,
+    output: &mut [f32],
+    pack: &mut [f32],
+) -> Result<()> {
+    let (k, ocg) = (d.k, s.ocg());
+    let ohw = d.out_h * d.out_w;
+    let (in_g, out_g) = (k * ohw, ocg * ohw);
+    let (no, rm) = (Transpose::No, Order::RowMajor);
+    for b in 0..s.n {
+        for g in 0..s.groups {
+            let x = &input[(b * s.groups + g) * in_g..][..in_g];
+            let wt = &weights[g * ocg * k..][..ocg * k];
+            let y = &mut output[(b * s.groups + g) * out_g..][..out_g];
+            let bias_g = bias.map(|v| &v[g * ocg..][..ocg]);
+            sgemm(
+                rm, no, no, ocg, ohw, k, 1.0, wt, k, x, ohw, 0.0, y, ohw, pack,
+            )?;
+            if bias.is_none() && clamp == NO_CLAMP {
+                continue;
+            }
+            for (oc, plane) in y.chunks_exact_mut(ohw).enumerate() {
+                depthwise::add_clamp(plane, bias_g.map_or(0.0, |v| v[oc]), clamp);
+            }
+        }
+    }
+    Ok(())
 }
 
 fn im2col_gemm(

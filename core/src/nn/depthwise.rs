@@ -33,13 +33,31 @@ pub(crate) const fn applies(s: &Conv2dShape) -> bool {
 /// `min(max(x, lo), hi)`, keeping NaN (as [`apply_activation`](super::activation::apply_activation)'s
 /// Relu, ReLU6 and Clip: `x < lo → lo`, `x > hi → hi`, else `x`, so `−0.0` stays `−0.0`).
 #[inline(always)]
-fn clip(x: f32, (lo, hi): Clamp) -> f32 {
+pub(crate) fn clip(x: f32, (lo, hi): Clamp) -> f32 {
     if x < lo {
         lo
     } else if x > hi {
         hi
     } else {
         x
+    }
+}
+
+/// `v ← clip(v + add, clamp)` for every `v` of `data` (a convolution's bias and activation
+/// applied in one pass): 16 values per AVX-512 vector where x86-64-v4 is active (masked tail),
+/// else a plain loop. Same results either way (one addition, then the clamp).
+pub(crate) fn add_clamp(data: &mut [f32], add: f32, clamp: Clamp) {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if super::blocked::fast() {
+        // SAFETY: x86-64-v4 is active (AVX-512 F/BW/DQ/VL supported, `cpu::detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            avx512::add_clamp(data, add, clamp)
+        };
+        return;
+    }
+    for v in data {
+        *v = clip(*v + add, clamp);
     }
 }
 
@@ -209,6 +227,30 @@ mod avx512 {
     use core::arch::x86_64::*;
 
     use super::{Clamp, Conv2dShape, ConvDims};
+
+    /// [`super::add_clamp`], 16 values at a time.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    pub(super) fn add_clamp(data: &mut [f32], add: f32, clamp: Clamp) {
+        let (a, lo, hi) = (
+            _mm512_set1_ps(add),
+            _mm512_set1_ps(clamp.0),
+            _mm512_set1_ps(clamp.1),
+        );
+        let n = data.len();
+        let p = data.as_mut_ptr();
+        let mut i = 0;
+        while i < n {
+            let m = lanes(0, (n - i) as isize);
+            // SAFETY: the mask selects lanes `i .. min(i + 16, n)` of `data`.
+            unsafe {
+                let v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, p.add(i)), a);
+                // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand).
+                let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+                _mm512_mask_storeu_ps(p.add(i), m, v);
+            }
+            i += 16;
+        }
+    }
 
     /// Lanes `lo..hi` set (clamped to `0..16`).
     #[inline(always)]

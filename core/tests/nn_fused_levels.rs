@@ -1,9 +1,15 @@
-//! The depthwise 3×3 path of the direct method (bias and ReLU / ReLU6 / Clip fused) at every
-//! instruction-set level this CPU has: the portable loops (run here by capping the level) and
-//! the AVX-512 ones (16 outputs per vector, masked tails, stride 2 de-interleaved) agree with a
-//! double-precision reference within `f32` rounding, on maps from 1×1 to wider than two
-//! vectors, strides 1–3, every padding up to 2, batch 1–2; and fusing the activation gives the
-//! same bits as the convolution followed by `apply_activation`.
+//! The convolution paths that fuse the bias and a ReLU / ReLU6 / Clip activation, at every
+//! instruction-set level this CPU has (the portable loops, run here by capping the level, and
+//! the AVX-512 ones):
+//!
+//! * the direct method's depthwise 3×3 path (16 outputs per vector, masked border lanes and
+//!   tails, stride 2 de-interleaved), on maps from 1×1 to wider than two vectors, strides 1–3,
+//!   every padding up to 2, batch 1–2;
+//! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
+//!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
+//!
+//! both agree with a double-precision reference within `f32` rounding, and fusing the
+//! activation gives the same bits as the convolution followed by `apply_activation`.
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
@@ -13,7 +19,7 @@ mod conv_reference;
 use conv_reference::reference;
 use mvision_core::cpu::{self, Level};
 use mvision_core::nn::activation::{apply_activation, conv2d_fused, Activation};
-use mvision_core::nn::conv::{conv2d, Conv2dShape, ConvMethod};
+use mvision_core::nn::conv::{conv2d, workspace_len, Conv2dShape, ConvMethod};
 use mvision_core::nn::tensor::Shape4;
 
 /// Every width from 1 to 40 once (1–3 narrower than the kernel, 16–18 and 32–34 around the
@@ -68,7 +74,7 @@ fn clamp_of(act: Activation) -> (f64, f64) {
 }
 
 #[test]
-fn depthwise_3x3_at_every_level() {
+fn fused_paths_at_every_level() {
     let mut seed = 0x5eed_u64;
     let mut rnd = |len: usize| -> Vec<f32> {
         (0..len)
@@ -144,6 +150,100 @@ fn depthwise_3x3_at_every_level() {
     }
     assert!(checked >= 160, "only {checked} shape × level runs");
     nan_and_negative_zero_survive_the_fused_clamp();
+    pointwise_at_every_level(&levels);
+}
+
+/// Pointwise shapes: channels, groups, batch and maps of 1 to 67 pixels.
+fn pointwise_shapes() -> Vec<Conv2dShape> {
+    let mut v = vec![];
+    for (n, c_in, h, w, c_out, groups) in [
+        (1, 1, 1, 1, 1, 1),
+        (1, 16, 7, 7, 24, 1),
+        (2, 6, 3, 5, 9, 3),
+        (1, 24, 8, 8, 144, 1),
+        (3, 5, 1, 67, 2, 1),
+        (1, 32, 13, 13, 16, 2),
+    ] {
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, 1, 1);
+        s.groups = groups;
+        v.push(s);
+    }
+    v
+}
+
+fn pointwise_at_every_level(levels: &[Level]) {
+    let mut seed = 0x9e37_u64;
+    let mut rnd = |len: usize| -> Vec<f32> {
+        (0..len)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((seed >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
+            })
+            .collect()
+    };
+    let acts = [
+        Activation::Relu6,
+        Activation::None,
+        Activation::Relu,
+        Activation::Clip {
+            min: -1.0,
+            max: 0.25,
+        },
+    ];
+    let mut checked = 0;
+    for (i, s) in pointwise_shapes().iter().enumerate() {
+        let d = s.dims().unwrap();
+        let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
+        let bias = (i % 2 == 0).then_some(bias.as_slice());
+        let (want, mag) = reference(s, &x, &w, bias);
+        let eps = f32::EPSILON as f64 * (d.k as f64 + 3.0);
+        let out_shape = Shape4 {
+            n: s.n,
+            c: s.c_out,
+            h: d.out_h,
+            w: d.out_w,
+        };
+        let mut ws = vec![f32::NAN; workspace_len(ConvMethod::Im2col, s).unwrap()];
+        for act in acts {
+            let (lo, hi) = clamp_of(act);
+            for &level in levels {
+                cpu::set_cap(level);
+                let mut fused = vec![f32::NAN; d.output_len];
+                conv2d_fused(
+                    ConvMethod::Im2col,
+                    s,
+                    &x,
+                    &w,
+                    bias,
+                    act,
+                    None,
+                    &mut fused,
+                    &mut ws,
+                )
+                .unwrap();
+                for (j, (&got, (&r, &m))) in fused.iter().zip(want.iter().zip(&mag)).enumerate() {
+                    let r = r.clamp(lo, hi);
+                    assert!(
+                        (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
+                        "{level:?} {act:?} {s:?}: out[{j}] = {got}, want {r}"
+                    );
+                }
+                let mut split = vec![f32::NAN; d.output_len];
+                conv2d(ConvMethod::Im2col, s, &x, &w, bias, &mut split, &mut ws).unwrap();
+                apply_activation(act, &out_shape, &mut split, None).unwrap();
+                let same = fused
+                    .iter()
+                    .zip(&split)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{level:?} {act:?} {s:?}: fused and split differ");
+                checked += 1;
+            }
+            cpu::set_cap(Level::X86V4);
+        }
+    }
+    assert!(checked >= 24, "only {checked} pointwise runs");
 }
 
 fn nan_and_negative_zero_survive_the_fused_clamp() {
