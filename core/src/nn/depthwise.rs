@@ -220,7 +220,7 @@ fn taps9(k: &[f32; 9], rows: [&[f32]; 3], c: usize, acc: f32) -> f32 {
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
-mod avx512 {
+pub(crate) mod avx512 {
     #[cfg(target_arch = "x86")]
     use core::arch::x86::*;
     #[cfg(target_arch = "x86_64")]
@@ -254,7 +254,7 @@ mod avx512 {
 
     /// Lanes `lo..hi` set (clamped to `0..16`).
     #[inline(always)]
-    fn lanes(lo: isize, hi: isize) -> __mmask16 {
+    pub(crate) fn lanes(lo: isize, hi: isize) -> __mmask16 {
         let below = |n: isize| -> u32 {
             if n >= 16 {
                 0xffff
@@ -273,7 +273,12 @@ mod avx512 {
     /// load of 16 columns from `c0`, `c0 + 16`, `c0 + 32`, the lanes inside the row and among
     /// the `2m + 1` columns the outputs read.
     #[inline(always)]
-    fn border_masks(c0: isize, m: isize, w: isize, sx: usize) -> ([__mmask16; 3], [__mmask16; 3]) {
+    pub(crate) fn border_masks(
+        c0: isize,
+        m: isize,
+        w: isize,
+        sx: usize,
+    ) -> ([__mmask16; 3], [__mmask16; 3]) {
         let shift = (sx - 1) as u32; // division by sx ∈ {1, 2}
         let tap = |kx: isize| {
             let c = c0 + kx;
@@ -303,7 +308,7 @@ mod avx512 {
     /// Every lane the masks select lies inside the row.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     #[inline]
-    unsafe fn taps<const SX: usize>(
+    pub(crate) unsafe fn taps<const SX: usize>(
         p: *const f32,
         c0: isize,
         om: &[__mmask16; 3],
