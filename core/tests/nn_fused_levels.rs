@@ -9,7 +9,8 @@
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
 //!
 //! both agree with a double-precision reference within `f32` rounding, and fusing the
-//! activation gives the same bits as the convolution followed by `apply_activation`.
+//! activation gives the same bits as the convolution followed by `apply_activation`, whose
+//! ReLU / ReLU6 / Clip pass (AVX-512 too) keeps NaN and −0.0 at every level.
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
@@ -150,6 +151,7 @@ fn fused_paths_at_every_level() {
     }
     assert!(checked >= 160, "only {checked} shape × level runs");
     nan_and_negative_zero_survive_the_fused_clamp();
+    activation_clamps_at_every_level();
     pointwise_at_every_level(&levels);
 }
 
@@ -244,6 +246,65 @@ fn pointwise_at_every_level(levels: &[Level]) {
         }
     }
     assert!(checked >= 24, "only {checked} pointwise runs");
+}
+
+/// `apply_activation`'s clamps (one AVX-512 pass at x86-64-v4) keep NaN and −0.0 and clamp
+/// infinities, on tensors of 1 to 40 values (partial vectors), at every level.
+fn activation_clamps_at_every_level() {
+    let values = [
+        f32::NAN,
+        -0.0,
+        0.0,
+        -1.5,
+        0.25,
+        7.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    let acts = [
+        (Activation::Relu, 0.0, f32::INFINITY),
+        (Activation::Relu6, 0.0, 6.0),
+        (
+            Activation::Clip {
+                min: -1.0,
+                max: 0.5,
+            },
+            -1.0,
+            0.5,
+        ),
+    ];
+    for level in Level::ALL.into_iter().filter(|&l| l <= cpu::detected()) {
+        cpu::set_cap(level);
+        for len in 1..=40 {
+            let x: Vec<f32> = (0..len).map(|i| values[i % values.len()]).collect();
+            for (act, lo, hi) in acts {
+                let mut y = x.clone();
+                y.push(123.0);
+                let shape = Shape4 {
+                    n: 1,
+                    c: 1,
+                    h: 1,
+                    w: len,
+                };
+                apply_activation(act, &shape, &mut y, None).unwrap();
+                for (i, (&got, &v)) in y.iter().zip(&x).enumerate() {
+                    let want = if v < lo {
+                        lo
+                    } else if v > hi {
+                        hi
+                    } else {
+                        v
+                    };
+                    assert!(
+                        got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                        "{level:?} {act:?} len {len}: y[{i}] = {got}, want {want}"
+                    );
+                }
+                assert_eq!(y[len], 123.0, "{level:?} {act:?}: past the tensor");
+            }
+        }
+    }
+    cpu::set_cap(Level::X86V4);
 }
 
 fn nan_and_negative_zero_survive_the_fused_clamp() {

@@ -894,7 +894,7 @@ fn pointwise(
                 continue;
             }
             for (oc, plane) in y.chunks_exact_mut(ohw).enumerate() {
-                depthwise::add_clamp(plane, bias_g.map_or(0.0, |v| v[oc]), clamp);
+                depthwise::add_clamp(plane, Some(bias_g.map_or(0.0, |v| v[oc])), clamp);
             }
         }
     }

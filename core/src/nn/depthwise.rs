@@ -44,20 +44,25 @@ pub(crate) fn clip(x: f32, (lo, hi): Clamp) -> f32 {
 }
 
 /// `v ← clip(v + add, clamp)` for every `v` of `data` (a convolution's bias and activation
-/// applied in one pass): 16 values per AVX-512 vector where x86-64-v4 is active (masked tail),
-/// else a plain loop. Same results either way (one addition, then the clamp).
-pub(crate) fn add_clamp(data: &mut [f32], add: f32, clamp: Clamp) {
+/// applied in one pass), or `v ← clip(v, clamp)` when `add` is `None` (an activation alone:
+/// adding 0 would turn −0.0 into +0.0): 16 values per AVX-512 vector where x86-64-v4 is active
+/// (masked tail), else a plain loop. Same results either way (one addition, then the clamp).
+pub(crate) fn add_clamp(data: &mut [f32], add: Option<f32>, clamp: Clamp) {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if super::blocked::fast() {
         // SAFETY: x86-64-v4 is active (AVX-512 F/BW/DQ/VL supported, `cpu::detect`).
         #[allow(unsafe_code)]
         unsafe {
-            avx512::add_clamp(data, add, clamp)
+            match add {
+                Some(a) => avx512::add_clamp::<true>(data, a, clamp),
+                None => avx512::add_clamp::<false>(data, 0.0, clamp),
+            }
         };
         return;
     }
-    for v in data {
-        *v = clip(*v + add, clamp);
+    match add {
+        Some(a) => data.iter_mut().for_each(|v| *v = clip(*v + a, clamp)),
+        None => data.iter_mut().for_each(|v| *v = clip(*v, clamp)),
     }
 }
 
@@ -228,9 +233,9 @@ pub(crate) mod avx512 {
 
     use super::{Clamp, Conv2dShape, ConvDims};
 
-    /// [`super::add_clamp`], 16 values at a time.
+    /// [`super::add_clamp`], 16 values at a time (`ADD`: whether `add` is added).
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
-    pub(super) fn add_clamp(data: &mut [f32], add: f32, clamp: Clamp) {
+    pub(super) fn add_clamp<const ADD: bool>(data: &mut [f32], add: f32, clamp: Clamp) {
         let (a, lo, hi) = (
             _mm512_set1_ps(add),
             _mm512_set1_ps(clamp.0),
@@ -243,7 +248,8 @@ pub(crate) mod avx512 {
             let m = lanes(0, (n - i) as isize);
             // SAFETY: the mask selects lanes `i .. min(i + 16, n)` of `data`.
             unsafe {
-                let v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, p.add(i)), a);
+                let v = _mm512_maskz_loadu_ps(m, p.add(i));
+                let v = if ADD { _mm512_add_ps(v, a) } else { v };
                 // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand).
                 let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
                 _mm512_mask_storeu_ps(p.add(i), m, v);
