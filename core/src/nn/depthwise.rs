@@ -1,15 +1,20 @@
-//! Depthwise 3×3 convolution of one channel plane (one input and one output channel per group,
-//! undilated 3×3 kernel, any stride and padding), with the bias and a clamp (ReLU, ReLU6,
-//! Clip) fused: each output row is computed in one pass, its nine taps accumulated in a register
-//! per output in `(ky, kx)` order like [`ConvMethod::Direct`](super::conv::ConvMethod::Direct),
-//! then clamped and stored once, instead of a bias fill, nine passes over the plane and an
-//! activation pass. Rows and columns whose window crosses the border take the taps that exist.
+//! Depthwise 3×3 convolution (one input and one output channel per group, undilated 3×3
+//! kernel, any stride and padding) with the bias and a clamp (ReLU, ReLU6, Clip) fused: each
+//! output row is computed in one pass, its taps accumulated in registers, then clamped and
+//! stored once, instead of a bias fill, nine passes over the plane and an activation pass. Rows
+//! and columns whose window crosses the border take the taps that exist. Also the clamp pass
+//! that the other convolutions and `apply_activation` run on their outputs ([`add_clamp`]).
 //!
-//! On x86-64 with AVX-512 (x86-64-v4 active) the columns whose three taps lie inside the row run
-//! 16 outputs per `__m512` with fused multiply-adds (stride 2: the even and odd input columns
-//! de-interleaved by two-source permutes), the last partial vector with masked loads and store;
-//! elsewhere the same loops are portable Rust (LLVM vectorises stride 1 across outputs, separate
-//! multiply and add). The border columns are scalar on every level.
+//! On x86-64 with AVX-512 (x86-64-v4 active), strides 1 and 2 run 16 outputs of a row per
+//! `__m512` with fused multiply-adds: the outputs whose taps all lie in the row without masks,
+//! the border ones (and partial vectors) with the out-of-row taps as masked-off lanes of their
+//! loads and multiply-adds; stride 2 de-interleaves even and odd input columns with two-source
+//! permutes. Each input row's three taps go to their own accumulator. Elsewhere (and for
+//! strides above 2) the portable loops sum the nine taps in `(ky, kx)` order like
+//! [`ConvMethod::Direct`](super::conv::ConvMethod::Direct) (LLVM vectorises stride 1 across
+//! outputs, separate multiply and add), border columns scalar. Results agree within `f32`
+//! rounding, not bit for bit, across levels (fused multiply-adds, summation order).
+//! [`avx512::taps`] and its masks also serve the 3-wide max pooling of `pool`.
 
 use super::conv::{Conv2dShape, ConvDims};
 
