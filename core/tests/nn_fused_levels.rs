@@ -49,13 +49,23 @@ fn shapes() -> Vec<Conv2dShape> {
             out.push(s);
         }
     }
-    // MobileNetV2's geometry: 3×3, padding 1, stride 1 and 2, even and odd maps.
+    // MobileNetV2's geometry: 3×3, padding 1, stride 1 and 2, even and odd maps. ("Same"
+    // planes of at most 1024 pixels run as one flat run of vectors at x86-64-v4: 1×1 to 32 × 32,
+    // and 33 × 31 just above.)
     for (h, w, st) in [
         (112, 112, 1),
         (112, 112, 2),
         (14, 14, 1),
         (7, 7, 1),
         (15, 13, 2),
+        (28, 28, 1),
+        (1, 1, 1),
+        (1, 40, 1),
+        (16, 1, 1),
+        (5, 3, 1),
+        (2, 9, 1),
+        (32, 32, 1),
+        (33, 31, 1),
     ] {
         let mut s = Conv2dShape::new(1, 2, h, w, 2, 3, 3);
         (s.groups, s.stride_h, s.stride_w) = (2, st, st);

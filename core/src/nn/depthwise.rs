@@ -89,9 +89,12 @@ pub(crate) fn conv(
         // and FMA (`cpu::detect`).
         #[allow(unsafe_code)]
         unsafe {
-            match s.stride_w {
-                1 => avx512::conv::<1>(s, d, input, weights, bias, clamp, output),
-                _ => avx512::conv::<2>(s, d, input, weights, bias, clamp, output),
+            if avx512::flat_applies(s) {
+                avx512::conv_flat(s, input, weights, bias, clamp, output)
+            } else if s.stride_w == 1 {
+                avx512::conv::<1>(s, d, input, weights, bias, clamp, output)
+            } else {
+                avx512::conv::<2>(s, d, input, weights, bias, clamp, output)
             }
         };
         return;
@@ -349,6 +352,93 @@ pub(crate) mod avx512 {
                 1,
             ));
             [x0, x1, x2]
+        }
+    }
+
+    /// Planes of at most this many pixels run [`conv_flat`].
+    const FLAT_MAX: usize = 1024;
+
+    /// Whether [`conv_flat`] computes `s`: stride 1, padding 1 on every side (the output plane
+    /// has the input's size) and planes of at most [`FLAT_MAX`] pixels.
+    pub(super) const fn flat_applies(s: &Conv2dShape) -> bool {
+        s.stride_h == 1
+            && s.stride_w == 1
+            && s.pad_top == 1
+            && s.pad_left == 1
+            && s.pad_bottom == 1
+            && s.pad_right == 1
+            && s.h * s.w <= FLAT_MAX
+    }
+
+    /// [`super::conv`] for small "same" planes ([`flat_applies`]): output pixel `p` (row-major)
+    /// reads input pixel `p + (ky − 1)·w + kx − 1` for tap `(ky, kx)`, a constant offset, so the
+    /// plane is one flat run of 16-pixel vectors whatever its width, each tap a load masked to
+    /// the lanes whose input pixel exists (the masks, the same for every plane, are computed
+    /// once). A 7 × 7 plane is 4 vectors instead of 7 rows of 7 lanes with per-row masks.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    pub(super) fn conv_flat(
+        s: &Conv2dShape,
+        input: &[f32],
+        weights: &[f32],
+        bias: Option<&[f32]>,
+        clamp: Clamp,
+        output: &mut [f32],
+    ) {
+        let (h, w) = (s.h, s.w);
+        let hw = h * w;
+        let chunks = hw.div_ceil(16);
+        // masks[c][tap]: lanes j of chunk c whose pixel p = 16c + j < hw has its tap's input
+        // pixel inside the plane.
+        let mut masks = [[0 as __mmask16; 9]; FLAT_MAX / 16];
+        for (c, m) in masks.iter_mut().enumerate().take(chunks) {
+            for j in 0..16 {
+                let p = c * 16 + j;
+                if p >= hw {
+                    break;
+                }
+                let (y, x) = (p / w, p % w);
+                for ky in 0..3 {
+                    for kx in 0..3 {
+                        let inside = (y + ky).wrapping_sub(1) < h && (x + kx).wrapping_sub(1) < w;
+                        if inside {
+                            m[ky * 3 + kx] |= 1 << j;
+                        }
+                    }
+                }
+            }
+        }
+        let offset: [isize; 9] = core::array::from_fn(|t| {
+            (t / 3) as isize * w as isize - w as isize + (t % 3) as isize - 1
+        });
+        let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
+        let nz = _mm512_set1_ps(-0.0);
+        let planes = input.chunks_exact(hw).zip(output.chunks_exact_mut(hw));
+        for (i, (x, y)) in planes.take(s.n * s.c_out).enumerate() {
+            let c = i % s.c_out;
+            let k: [__m512; 9] = core::array::from_fn(|t| _mm512_set1_ps(weights[c * 9 + t]));
+            let b = _mm512_set1_ps(bias.map_or(0.0, |b| b[c]));
+            let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
+            for (ci, m) in masks.iter().enumerate().take(chunks) {
+                let p = (ci * 16) as isize;
+                // SAFETY: a lane's mask bit is set only if its input pixel p + offset lies in
+                // the plane (`x` holds h·w values); other addresses are formed with
+                // `wrapping_offset` and not read.
+                let tap = |t: usize| unsafe {
+                    _mm512_maskz_loadu_ps(m[t], xp.wrapping_offset(p + offset[t]))
+                };
+                let mut acc = [b, nz, nz];
+                for (ky, a) in acc.iter_mut().enumerate() {
+                    for kx in 0..3 {
+                        let t = ky * 3 + kx;
+                        *a = _mm512_mask3_fmadd_ps(k[t], tap(t), *a, m[t]);
+                    }
+                }
+                let v = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
+                let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+                let store = lanes(0, (hw - ci * 16).min(16) as isize);
+                // SAFETY: lanes p .. min(p + 16, hw) of the plane `y` exist.
+                unsafe { _mm512_mask_storeu_ps(yp.wrapping_offset(p), store, v) };
+            }
         }
     }
 
