@@ -9,7 +9,9 @@
 //! `__m512` with fused multiply-adds: the outputs whose taps all lie in the row without masks,
 //! the border ones (and partial vectors) with the out-of-row taps as masked-off lanes of their
 //! loads and multiply-adds; stride 2 de-interleaves even and odd input columns with two-source
-//! permutes. Each input row's three taps go to their own accumulator. Elsewhere (and for
+//! permutes. Each input row's three taps go to their own accumulator. "Same" stride-1 planes of
+//! at most 1024 pixels run as one flat run of vectors instead (every tap a constant offset from
+//! the output pixel, masked where its input pixel is outside the plane). Elsewhere (and for
 //! strides above 2) the portable loops sum the nine taps in `(ky, kx)` order like
 //! [`ConvMethod::Direct`](super::conv::ConvMethod::Direct) (LLVM vectorises stride 1 across
 //! outputs, separate multiply and add), border columns scalar. Results agree within `f32`
