@@ -218,6 +218,63 @@ pub fn conv_shapes() -> Vec<ConvShape> {
     // padding 2: 55²) differs from FastPoorNet's first only by its padding and is left out here
     // (`mvision bench conv` runs all five).
     v.extend(alexnet_conv_shapes().into_iter().skip(1));
+    v.extend(mobile_conv_shapes());
+    v
+}
+
+/// Layers of MobileNetV2 and SqueezeNet 1.1 (torchvision, 224² input, batch 1): MobileNetV2's
+/// depthwise 3×3 convolutions (padding 1, stride 1 and 2, 7² to 112² maps) and 1×1 expand /
+/// project layers, SqueezeNet's fire-module squeeze (1×1) and expand (1×1 and 3×3) layers.
+pub fn mobile_conv_shapes() -> Vec<ConvShape> {
+    let mut v = vec![];
+    for (c, hw, stride) in [
+        (32, 112, 1),
+        (96, 112, 2),
+        (144, 56, 1),
+        (144, 56, 2),
+        (192, 28, 1),
+        (384, 14, 1),
+        (576, 14, 2),
+        (960, 7, 1),
+    ] {
+        let mut s = Conv2dShape::new(1, c, hw, hw, c, 3, 3);
+        (s.groups, s.stride_h, s.stride_w) = (c, stride, stride);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+        let st = if stride == 1 {
+            String::new()
+        } else {
+            format!("/{stride}")
+        };
+        v.push(ConvShape {
+            id: format!("mbv2 dw {c}x{hw}^2 3x3{st}"),
+            shape: s,
+        });
+    }
+    for (net, c_in, hw, c_out) in [
+        ("mbv2", 16, 112, 96),
+        ("mbv2", 24, 56, 144),
+        ("mbv2", 144, 56, 24),
+        ("mbv2", 192, 28, 32),
+        ("mbv2", 384, 14, 64),
+        ("mbv2", 960, 7, 160),
+        ("mbv2", 320, 7, 1280),
+        ("sqz", 64, 55, 16),
+        ("sqz", 16, 55, 64),
+        ("sqz", 256, 27, 32),
+        ("sqz", 48, 13, 192),
+        ("sqz", 512, 13, 1000),
+    ] {
+        v.push(ConvShape {
+            id: format!("{net} pw {c_in}x{hw}^2->{c_out} 1x1"),
+            shape: Conv2dShape::new(1, c_in, hw, hw, c_out, 1, 1),
+        });
+    }
+    let mut e = Conv2dShape::new(1, 16, 55, 55, 64, 3, 3);
+    (e.pad_top, e.pad_left, e.pad_bottom, e.pad_right) = (1, 1, 1, 1);
+    v.push(ConvShape {
+        id: "sqz expand3 16x55^2->64 3x3".into(),
+        shape: e,
+    });
     v
 }
 

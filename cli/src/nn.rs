@@ -9,7 +9,7 @@ use mvision_convert::ModelFile;
 use mvision_core::nn::graph::Graph;
 use mvision_core::nn::model::Model;
 use mvision_core::nn::plan::{
-    forward_prepared, make_plan_prepared, prepare_weights, Plan, PlanSlot,
+    forward_observed, forward_prepared, make_plan_prepared, prepare_weights, Plan, PlanSlot,
 };
 
 /// The workspace budget of `--workspace-budget` when absent: the C API's default (16 MiB).
@@ -106,6 +106,47 @@ impl<'m> Runner<'m> {
         (0..self.graph.outputs.len())
             .map(|k| vec![0.0; self.output_dims(k).iter().product()])
             .collect()
+    }
+
+    /// The plan (convolution methods, arena offsets).
+    pub fn plan(&self) -> &Plan<'static> {
+        &self.plan
+    }
+
+    /// [`Runner::run`] that also adds each node's wall time to `node_times[i]` (one entry per
+    /// node of the graph; `forward_observed` reads the clock between nodes).
+    pub fn run_timed(
+        &mut self,
+        inputs: &[&[f32]],
+        outputs: &mut [Vec<f32>],
+        node_times: &mut [std::time::Duration],
+    ) -> Result<()> {
+        if node_times.len() != self.graph.nodes.len() {
+            bail!(
+                "{} node times for {} nodes",
+                node_times.len(),
+                self.graph.nodes.len()
+            );
+        }
+        let mut views: Vec<&mut [f32]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+        let mut last: Option<(usize, std::time::Instant)> = None;
+        forward_observed(
+            &self.graph,
+            &self.plan,
+            &self.prepared,
+            inputs,
+            &mut views,
+            &mut self.arena,
+            &mut self.scratch,
+            |i| {
+                let now = std::time::Instant::now();
+                if let Some((j, t)) = last {
+                    node_times[j] += now - t;
+                }
+                last = Some((i, now));
+            },
+        )
+        .map_err(|e| anyhow!("forward failed: {e}"))
     }
 
     /// Runs the network on `inputs` (one packed NCHW slice per graph input) into `outputs`

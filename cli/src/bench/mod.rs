@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use mvision_benches::cases;
 
 mod gpu;
+mod layers;
 mod nn;
 
 use cases::{Case, CpuCase, CASES, DENSE_KERNEL_SIZES, MAX_BENCH_PIXELS};

@@ -84,6 +84,10 @@ pub struct NetBenchArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     json: bool,
+    /// Also print each node's median time (operator, output shape, convolution method) and
+    /// the totals per kind of node, timed in separate runs after the whole-network timing.
+    #[arg(long, conflicts_with = "json")]
+    layers: bool,
 }
 
 fn profile() -> &'static str {
@@ -338,5 +342,8 @@ pub fn run_net(args: &NetBenchArgs, out: &mut impl Write) -> Result<()> {
         t.min.as_secs_f64() * 1e3,
         t.max.as_secs_f64() * 1e3
     )?;
+    if args.layers {
+        super::layers::print_layers(&mut runner, &views, &mut outputs, args.repeat, out)?;
+    }
     Ok(())
 }

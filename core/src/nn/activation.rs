@@ -4,7 +4,8 @@
 //! value, so fusing it into the convolution is one pass over the output while it is still in
 //! cache, and the result is bit-identical to running the two layers one after the other.
 
-use super::conv::{conv2d, Conv2dShape, ConvMethod};
+use super::conv::{conv2d_clamped, Conv2dShape, ConvMethod};
+use super::depthwise::{add_clamp, Clamp, NO_CLAMP};
 use super::tensor::Shape4;
 use crate::error::{Error, Result};
 
@@ -80,9 +81,10 @@ pub fn apply_activation(
     let data = data.get_mut(..len).ok_or(Error::BufferTooSmall)?;
     match act {
         Activation::None => {}
-        Activation::Relu => map(data, |x| if x < 0.0 { 0.0 } else { x }),
-        Activation::Relu6 => map(data, |x| clip(x, 0.0, 6.0)),
-        Activation::Clip { min, max } => map(data, |x| clip(x, min, max)),
+        // One AVX-512 pass where available; the same values (Relu is a clamp to `[0, +∞]`).
+        Activation::Relu | Activation::Relu6 | Activation::Clip { .. } => {
+            add_clamp(data, None, as_clamp(act).unwrap_or(NO_CLAMP))
+        }
         Activation::LeakyRelu { alpha } => map(data, |x| if x < 0.0 { alpha * x } else { x }),
         Activation::Sigmoid => map(data, sigmoid),
         Activation::PRelu => {
@@ -102,20 +104,22 @@ pub fn apply_activation(
     Ok(())
 }
 
+/// `act` as the clamp `[lo, hi]` it is (Relu `[0, +∞]`, ReLU6 `[0, 6]`, Clip), for a
+/// convolution kernel that clamps in registers; `None` for the other activations. Same results:
+/// a clamp to `[0, +∞]` is Relu's `x < 0 → 0, else x`.
+fn as_clamp(act: Activation) -> Option<Clamp> {
+    match act {
+        Activation::None => Some(NO_CLAMP),
+        Activation::Relu => Some((0.0, f32::INFINITY)),
+        Activation::Relu6 => Some((0.0, 6.0)),
+        Activation::Clip { min, max } => Some((min, max)),
+        _ => None,
+    }
+}
+
 /// Replaces every `v` in `data` by `f(v)` (generic, so `f` inlines into the loop).
 fn map(data: &mut [f32], f: impl Fn(f32) -> f32) {
     data.iter_mut().for_each(|v| *v = f(*v));
-}
-
-/// `min(max(x, lo), hi)`, keeping NaN.
-fn clip(x: f32, lo: f32, hi: f32) -> f32 {
-    if x < lo {
-        lo
-    } else if x > hi {
-        hi
-    } else {
-        x
-    }
 }
 
 /// The logistic function, in `f32` through `libm::expf`: exactly 0 below about −88.7 (where
@@ -125,14 +129,14 @@ pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + libm::expf(-x))
 }
 
-/// [`conv2d`] followed by `act` on its output, with the convolution's bias: one call for the
-/// usual Conv → (BatchNorm, folded by [`fold_batch_norm`](super::batchnorm::fold_batch_norm)) →
-/// activation block. The output is `n × c_out × out_h × out_w` ([`Conv2dShape::dims`]); PReLU
+/// [`conv2d`](super::conv::conv2d) followed by `act` on its output, with the convolution's
+/// bias: one call for the usual Conv → (BatchNorm, folded by
+/// [`fold_batch_norm`](super::batchnorm::fold_batch_norm)) → activation block. The output is `n × c_out × out_h × out_w` ([`Conv2dShape::dims`]); PReLU
 /// slopes are per output channel.
 ///
 /// # Errors
-/// Those of [`conv2d`] and [`check_activation`] (checked before the convolution runs, so nothing
-/// is written on error).
+/// Those of [`conv2d`](super::conv::conv2d) and [`check_activation`] (checked before the
+/// convolution runs, so nothing is written on error).
 #[allow(clippy::too_many_arguments)]
 pub fn conv2d_fused(
     method: ConvMethod,
@@ -147,7 +151,20 @@ pub fn conv2d_fused(
 ) -> Result<()> {
     let d = shape.dims()?;
     check_activation(act, shape.c_out, prelu_slopes)?;
-    conv2d(method, shape, input, weights, bias, output, workspace)?;
+    let clamp = as_clamp(act);
+    let clamped = conv2d_clamped(
+        method,
+        shape,
+        input,
+        weights,
+        bias,
+        clamp.unwrap_or(NO_CLAMP),
+        output,
+        workspace,
+    )?;
+    if clamped && clamp.is_some() {
+        return Ok(());
+    }
     let out_shape = Shape4 {
         n: shape.n,
         c: shape.c_out,

@@ -2,10 +2,11 @@
 //! stride, asymmetric zero padding, dilation and groups (depthwise when `groups = c_in`), by four
 //! methods that compute the same result and differ in speed and working memory:
 //!
-//! * [`ConvMethod::Direct`]: nested loops, no working memory;
+//! * [`ConvMethod::Direct`]: nested loops, no working memory (depthwise 3×3 layers by the
+//!   one-pass kernel of `depthwise`, with their bias and ReLU / ReLU6 / Clip fused);
 //! * [`ConvMethod::Im2col`]: lower the input to a `(C/g·Kh·Kw) × (Oh·Ow)` matrix, one GEMM per
 //!   group (skipped lowering for 1×1, stride-1, unpadded kernels, whose input already is that
-//!   matrix);
+//!   matrix, and whose bias and clamp are one pass after the GEMM);
 //! * [`ConvMethod::Mec`]: Cho & Brand's memory-efficient convolution (2017): lower each output
 //!   column's `Hp × Kw` input strip once (`Ow × Hp·Kw·C/g`), then one GEMM per output row over an
 //!   overlapping window of that matrix;
@@ -29,6 +30,7 @@
 //! differ).
 
 use super::blocked;
+use super::depthwise::{self, Clamp, NO_CLAMP};
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
 use super::tensor::{checked_bytes, checked_product};
 use super::winograd;
@@ -411,8 +413,9 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
 /// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
 /// method was 0.9–1.4× Winograd's time on them, slower on six of nine). Other kernels, except
-/// pointwise ones (1×1, stride 1, unpadded: unmeasured, and im2col needs no lowering there), with
-/// at least [`BLOCKED_MIN_COUT_PER_GROUP`] output channels per group try [`ConvMethod::Blocked`]
+/// pointwise ones (1×1, stride 1, unpadded: im2col needs no lowering there, and was 1.04–5.5×
+/// faster than the blocked method on MobileNetV2's and SqueezeNet's twelve 1×1 layers; blocked
+/// on prepared weights won one, 0.045 vs 0.053 ms), with at least [`BLOCKED_MIN_COUT_PER_GROUP`] output channels per group try [`ConvMethod::Blocked`]
 /// first where the CPU runs its AVX-512 tile (elsewhere its portable tile spills and the GEMM
 /// methods are kept): 15–32 % faster than im2col on the two measured layers, at a quarter of
 /// its workspace or less. Otherwise, and when neither fits, the methods are
@@ -492,6 +495,27 @@ pub fn conv2d(
     output: &mut [f32],
     workspace: &mut [f32],
 ) -> Result<()> {
+    conv2d_clamped(
+        method, shape, input, weights, bias, NO_CLAMP, output, workspace,
+    )
+    .map(|_| ())
+}
+
+/// [`conv2d`] that may also clamp its outputs to `clamp` (a ReLU, ReLU6 or Clip activation,
+/// [`NO_CLAMP`] for none) while they are in registers: `Ok(true)` if it did (the direct
+/// depthwise 3×3 path), `Ok(false)` if the caller still has to apply the activation. Either way
+/// the result equals [`conv2d`] followed by that activation, bit for bit.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv2d_clamped(
+    method: ConvMethod,
+    shape: &Conv2dShape,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    clamp: Clamp,
+    output: &mut [f32],
+    workspace: &mut [f32],
+) -> Result<bool> {
     let d = shape.dims()?;
     let ws = workspace_len(method, shape)?;
     if input.len() < d.input_len
@@ -504,18 +528,28 @@ pub fn conv2d(
     }
     if method == ConvMethod::Winograd {
         // All images at once: their tiles share each GEMM.
-        return winograd::conv(shape, &d, input, weights, bias, output, workspace);
+        winograd::conv(shape, &d, input, weights, bias, output, workspace)?;
+        return Ok(false);
     }
     if method == ConvMethod::Blocked {
         let (wb, pad) = workspace.split_at_mut(blocked_weights_len(shape)?);
         blocked::prepare_weights(shape, &d, weights, wb);
         blocked::conv(shape, &d, input, wb, bias, output, pad);
-        return Ok(());
+        return Ok(false);
     }
     let s = shape;
+    let ohw = d.out_h * d.out_w;
+    if method == ConvMethod::Im2col && s.is_pointwise() {
+        pointwise(s, &d, input, weights, bias, clamp, output, workspace)?;
+        return Ok(true);
+    }
+    if method == ConvMethod::Direct && depthwise::applies(s) {
+        // One plane per image and channel, bias and clamp fused.
+        depthwise::conv(s, &d, input, weights, bias, clamp, output);
+        return Ok(true);
+    }
     let (cg, ocg) = (s.cg(), s.ocg());
     let in_g = cg * s.h * s.w;
-    let ohw = d.out_h * d.out_w;
     let out_g = ocg * ohw;
     let w_g = ocg * d.k;
     for b in 0..s.n {
@@ -532,9 +566,6 @@ pub fn conv2d(
                 None => y.fill(0.0),
             }
             match method {
-                ConvMethod::Direct if s.cg() == 1 && s.ocg() == 1 && is_3x3(s) => {
-                    depthwise3x3(s, &d, x, wt, y)
-                }
                 ConvMethod::Direct => direct(s, &d, x, wt, y),
                 ConvMethod::Im2col => im2col_gemm(s, &d, x, wt, y, workspace)?,
                 ConvMethod::Mec => mec(s, &d, x, wt, y, workspace)?,
@@ -543,7 +574,7 @@ pub fn conv2d(
             }
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Elements of the pre-transformed Winograd weights of `shape` ([`winograd_prepare_weights`]):
@@ -715,97 +746,6 @@ fn valid_range(out: usize, size: usize, pad: usize, stride: usize, off: usize) -
     (lo.min(hi), hi)
 }
 
-/// Whether `s` has a 3×3 kernel without dilation (the [`depthwise3x3`] case).
-const fn is_3x3(s: &Conv2dShape) -> bool {
-    s.kh == 3 && s.kw == 3 && s.dilation_h == 1 && s.dilation_w == 1
-}
-
-/// [`direct`] for one input and one output channel (a depthwise group) with a 3×3 kernel: each
-/// output row is computed in one pass, its nine taps accumulated in a register per output (in
-/// `(ky, kx)` order, like [`direct`]), instead of nine passes over the plane. Rows and columns
-/// whose window crosses the border take the taps that exist.
-fn depthwise3x3(s: &Conv2dShape, d: &ConvDims, x: &[f32], wt: &[f32], y: &mut [f32]) {
-    let (w, ow, sx) = (s.w, d.out_w, s.stride_w);
-    let k: [f32; 9] = core::array::from_fn(|i| wt[i]);
-    // Output columns whose three taps are all inside the row: ox·sx ≥ pad_left and
-    // ox·sx − pad_left + 2 < w.
-    let lo = s.pad_left.div_ceil(sx).min(ow);
-    let hi = if w + s.pad_left >= 3 {
-        ((w + s.pad_left - 3) / sx + 1).clamp(lo, ow)
-    } else {
-        lo
-    };
-    for (oy, out) in y.chunks_exact_mut(ow).enumerate() {
-        let top = oy * s.stride_h;
-        // Input rows of taps ky = 0, 1, 2 (None outside the image).
-        let rows: [Option<&[f32]>; 3] = core::array::from_fn(|ky| {
-            (top + ky)
-                .checked_sub(s.pad_top)
-                .filter(|&iy| iy < s.h)
-                .map(|iy| &x[iy * w..][..w])
-        });
-        // One output from the taps that exist.
-        let edge = |ox: usize, acc: f32| {
-            let mut acc = acc;
-            for (ky, row) in rows.iter().enumerate() {
-                let Some(row) = row else { continue };
-                for kx in 0..3 {
-                    if let Some(ix) = (ox * sx + kx).checked_sub(s.pad_left) {
-                        if ix < w {
-                            acc += k[ky * 3 + kx] * row[ix];
-                        }
-                    }
-                }
-            }
-            acc
-        };
-        let (Some(r0), Some(r1), Some(r2)) = (rows[0], rows[1], rows[2]) else {
-            for (ox, o) in out.iter_mut().enumerate() {
-                *o = edge(ox, *o);
-            }
-            continue;
-        };
-        for (ox, o) in out.iter_mut().enumerate().take(lo) {
-            *o = edge(ox, *o);
-        }
-        for (ox, o) in out.iter_mut().enumerate().skip(hi) {
-            *o = edge(ox, *o);
-        }
-        if hi == lo {
-            continue;
-        }
-        let base = lo * sx - s.pad_left;
-        let n = hi - lo;
-        if sx == 1 {
-            // Contiguous: LLVM vectorises across outputs.
-            let (a0, a1, a2) = (
-                &r0[base..][..n + 2],
-                &r1[base..][..n + 2],
-                &r2[base..][..n + 2],
-            );
-            for (i, o) in out[lo..hi].iter_mut().enumerate() {
-                *o = taps9(&k, [a0, a1, a2], i, *o);
-            }
-        } else {
-            for (i, o) in out[lo..hi].iter_mut().enumerate() {
-                *o = taps9(&k, [r0, r1, r2], base + i * sx, *o);
-            }
-        }
-    }
-}
-
-/// `acc` plus the nine taps `k` on columns `c .. c + 3` of `rows`, in `(ky, kx)` order.
-#[inline(always)]
-fn taps9(k: &[f32; 9], rows: [&[f32]; 3], c: usize, acc: f32) -> f32 {
-    let mut acc = acc;
-    for (ky, row) in rows.iter().enumerate() {
-        acc += k[ky * 3] * row[c];
-        acc += k[ky * 3 + 1] * row[c + 1];
-        acc += k[ky * 3 + 2] * row[c + 2];
-    }
-    acc
-}
-
 /// Direct convolution of one image and group, accumulating into `y` (already holding the bias).
 fn direct(s: &Conv2dShape, d: &ConvDims, x: &[f32], wt: &[f32], y: &mut [f32]) {
     let (oh, ow, hw) = (d.out_h, d.out_w, s.h * s.w);
@@ -918,6 +858,49 @@ fn gather_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
         *o = g[0];
     }
     *last = src[head.len() * S];
+}
+
+/// Im2col of a pointwise (1×1, stride 1, unpadded) convolution, whose input already is the
+/// `K × Oh·Ow` matrix: per image and group one GEMM with β = 0, then the bias and clamp in one
+/// pass ([`depthwise::add_clamp`], none without either). Filling the output with the bias, a
+/// β = 1 GEMM and a separate activation pass moved the output through memory three times
+/// (MobileNetV2's 16 → 96 layer on 112² maps: 0.46 → 0.30 ms in the network, ONNX Runtime
+/// 0.28 ms). GEMMs over blocks of 256 KiB of output, each block's bias and clamp applied while
+/// in cache, measured the same within noise on the whole network and split the 7 × 7 layers
+/// into a 48-column and a 1-column GEMM, so the output is computed whole.
+#[allow(clippy::too_many_arguments)]
+fn pointwise(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    clamp: Clamp,
+    output: &mut [f32],
+    pack: &mut [f32],
+) -> Result<()> {
+    let (k, ocg) = (d.k, s.ocg());
+    let ohw = d.out_h * d.out_w;
+    let (in_g, out_g) = (k * ohw, ocg * ohw);
+    let (no, rm) = (Transpose::No, Order::RowMajor);
+    for b in 0..s.n {
+        for g in 0..s.groups {
+            let x = &input[(b * s.groups + g) * in_g..][..in_g];
+            let wt = &weights[g * ocg * k..][..ocg * k];
+            let y = &mut output[(b * s.groups + g) * out_g..][..out_g];
+            let bias_g = bias.map(|v| &v[g * ocg..][..ocg]);
+            sgemm(
+                rm, no, no, ocg, ohw, k, 1.0, wt, k, x, ohw, 0.0, y, ohw, pack,
+            )?;
+            if bias.is_none() && clamp == NO_CLAMP {
+                continue;
+            }
+            for (oc, plane) in y.chunks_exact_mut(ohw).enumerate() {
+                depthwise::add_clamp(plane, Some(bias_g.map_or(0.0, |v| v[oc])), clamp);
+            }
+        }
+    }
+    Ok(())
 }
 
 fn im2col_gemm(

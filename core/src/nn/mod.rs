@@ -18,6 +18,7 @@ pub mod batchnorm;
 mod blocked;
 pub mod conv;
 pub mod dense;
+mod depthwise;
 pub mod elementwise;
 pub mod gemm;
 pub mod graph;

@@ -443,6 +443,39 @@ pub fn forward_prepared(
     arena: &mut [f32],
     scratch: &mut [f32],
 ) -> Result<()> {
+    forward_observed(
+        graph,
+        plan,
+        prepared,
+        inputs,
+        outputs,
+        arena,
+        scratch,
+        |_| {},
+    )
+}
+
+/// [`forward_prepared`] that calls `on_node(i)` just before node `i` of `graph.nodes` runs (also
+/// for Flatten and Reshape, which run nothing) and `on_node(graph.nodes.len())` after the last
+/// node, before the outputs are copied out: a caller that reads a clock in `on_node` gets each
+/// node's time as the difference of consecutive calls (`mvision bench net --layers`). The
+/// callback is a generic parameter, so [`forward`] and [`forward_prepared`], which pass a closure
+/// that does nothing, compile to the same code as without it. `on_node` is not called when the
+/// arguments are rejected.
+///
+/// # Errors
+/// As [`forward_prepared`].
+#[allow(clippy::too_many_arguments)]
+pub fn forward_observed(
+    graph: &Graph<'_>,
+    plan: &Plan<'_>,
+    prepared: &[f32],
+    inputs: &[&[f32]],
+    outputs: &mut [&mut [f32]],
+    arena: &mut [f32],
+    scratch: &mut [f32],
+    mut on_node: impl FnMut(usize),
+) -> Result<()> {
     let slots = plan.slots;
     if prepared.len() < plan.prepared_len {
         return Err(Error::BufferTooSmall);
@@ -468,7 +501,8 @@ pub fn forward_prepared(
     }
     let arena = &mut arena[..plan.arena_len];
     let scratch = &mut scratch[..plan.scratch_len];
-    for node in graph.nodes {
+    for (i, node) in graph.nodes.iter().enumerate() {
+        on_node(i);
         let op = graph.decode(node)?;
         if op.alias() {
             continue;
@@ -586,6 +620,7 @@ pub fn forward_prepared(
             Op::Flatten | Op::Reshape => {}
         }
     }
+    on_node(graph.nodes.len());
     let arena: &[f32] = arena;
     for (y, &t) in outputs.iter_mut().zip(graph.outputs) {
         let n = graph.shape(t)?.elements()?;

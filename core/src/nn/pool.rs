@@ -208,6 +208,19 @@ fn pool(
 pub fn max_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Result<()> {
     let d = check(shape, input, output)?;
     let s = shape;
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if s.kw == 3 && s.stride_w <= 2 && super::blocked::fast() {
+        // SAFETY: x86-64-v4 is active, so this CPU and OS support AVX-512 F/BW/DQ/VL, AVX2
+        // and FMA (`cpu::detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            match s.stride_w {
+                1 => avx512::max_pool3::<1>(s, &d, input, output),
+                _ => avx512::max_pool3::<2>(s, &d, input, output),
+            }
+        };
+        return Ok(());
+    }
     let (w, ow) = (s.w, d.out_w);
     let xwin = |ox: usize| window(ox, s.stride_w, s.kw, s.pad_left, s.w, s.pad_right);
     // Separable: for each output row, the maximum over its window rows is taken column by column
@@ -371,4 +384,87 @@ pub fn global_avg_pool(shape: &Shape4, input: &[f32], output: &mut [f32]) -> Res
         *o = p.iter().sum::<f32>() / hw as f32;
     }
     Ok(())
+}
+
+/// Max pooling with windows 3 columns wide at horizontal stride 1 or 2 (SqueezeNet's 3×3
+/// stride-2 layers), 16 outputs of a row per AVX-512 vector: the taps are the depthwise 3×3
+/// kernel's masked loads ([`super::depthwise::avx512::taps`]), a column outside the input a
+/// masked-off lane that never wins. The separable path ran these layers at 0.5 ms for
+/// 64 × 111² → 55² (ONNX Runtime: 0.05 ms), most of it in per-output scalar work.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[allow(unsafe_code)]
+mod avx512 {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::*;
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::*;
+
+    use super::super::depthwise::avx512::{border_masks, lanes, taps};
+    use super::{window, Pool2dShape, PoolDims};
+
+    /// [`super::max_pool2d`] for `kw = 3`, `stride_w = SX` (1 or 2). Each output is the maximum
+    /// of its window's taps with `max(tap, m)`, which keeps `m` when the tap is NaN (the
+    /// separable path's `if v > m { v } else { m }`), starting from −∞; an output left at −∞
+    /// (its window held only −∞ and NaN, or nothing) is NaN unless a tap is not NaN, as there.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    pub(super) fn max_pool3<const SX: usize>(
+        s: &Pool2dShape,
+        d: &PoolDims,
+        input: &[f32],
+        output: &mut [f32],
+    ) {
+        let (w, ow) = (s.w, d.out_w);
+        let wi = w as isize;
+        let pad_left = s.pad_left as isize;
+        let neg = _mm512_set1_ps(f32::NEG_INFINITY);
+        let planes = input[..d.input_len]
+            .chunks_exact(s.h * w)
+            .zip(output[..d.output_len].chunks_exact_mut(d.out_h * ow));
+        for (x, y) in planes {
+            for (oy, out) in y.chunks_exact_mut(ow).enumerate() {
+                let (y0, y1, _) = window(oy, s.stride_h, s.kh, s.pad_top, s.h, s.pad_bottom);
+                let rows = &x[y0 * w..y1 * w];
+                let mut ox0 = 0;
+                while ox0 < ow {
+                    let m = (ow - ox0).min(16) as isize;
+                    let c0 = (ox0 * SX) as isize - pad_left;
+                    let inside = m == 16 && c0 >= 0 && c0 + 15 * SX as isize + 2 < wi;
+                    let (om, ld) = if inside {
+                        ([0xffff; 3], [0xffff, 0xffff, 1])
+                    } else {
+                        border_masks(c0, m, wi, SX)
+                    };
+                    let mut acc = neg;
+                    for row in rows.chunks_exact(w) {
+                        // SAFETY: `om` and `ld` select only columns in `0..w` of this row.
+                        let t = unsafe { taps::<SX>(row.as_ptr(), c0, &om, &ld) };
+                        for (&t, &k) in t.iter().zip(&om) {
+                            acc = _mm512_mask_max_ps(acc, k, t, acc);
+                        }
+                    }
+                    let store = lanes(0, m);
+                    // SAFETY: lanes `ox0 .. ox0 + m` of `out` exist.
+                    unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(ox0), store, acc) };
+                    let unset = _mm512_mask_cmpeq_ps_mask(store, acc, neg);
+                    if unset != 0 {
+                        for j in 0..m as usize {
+                            if unset & (1 << j) == 0 {
+                                continue;
+                            }
+                            let ox = ox0 + j;
+                            let (x0, x1, _) =
+                                window(ox, s.stride_w, s.kw, s.pad_left, s.w, s.pad_right);
+                            let any = rows
+                                .chunks_exact(w)
+                                .any(|row| row[x0..x1].iter().any(|v| !v.is_nan()));
+                            if !any {
+                                out[ox] = f32::NAN;
+                            }
+                        }
+                    }
+                    ox0 += m as usize;
+                }
+            }
+        }
+    }
 }

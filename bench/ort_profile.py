@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""ONNX Runtime's own per-node profile of a model, one thread, for comparison with
+`mvision bench net --layers`.
+
+    $PY bench/ort_profile.py build/nn-models/mobilenetv2/model.onnx --repeat 50
+
+The session is set up as in `bench/net_compare.py` (one intra- and inter-op thread, sequential,
+`ORT_ENABLE_ALL`, inputs and outputs bound once) plus `SessionOptions.enable_profiling`. After a
+0.2 s warm-up (not profiled: profiling starts with the session, so the warm-up runs are dropped
+by counting the `model_run` events), `--repeat` runs are profiled; each node's kernel time
+(`Node` events ending in `_kernel_time`) is the median over those runs. Printed: each node (op
+type, ORT's node name, which names the fused kernels ORT chose, output shape, ms), then totals
+per op type, and the median `model_run` time (which includes ORT's per-run overhead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+try:
+    import numpy as np
+    import onnxruntime as ort
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    sys.exit(f"error: {exc.name} is missing; install with: pip install -r models/requirements.txt")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", type=Path)
+    ap.add_argument("--repeat", type=int, default=50)
+    ap.add_argument("--warm-up-s", type=float, default=0.2)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.enable_profiling = True
+        so.profile_file_prefix = os.path.join(tmp, "ort")
+        sess = ort.InferenceSession(str(args.model), so, providers=["CPUExecutionProvider"])
+        feeds = {}
+        for i in sess.get_inputs():
+            n = int(np.prod(i.shape))
+            x = (((np.arange(n) * 37) % 17) / 8.0 - 1.0).astype(np.float32)
+            feeds[i.name] = x.reshape(i.shape)
+        binding = sess.io_binding()
+        for name, x in feeds.items():
+            binding.bind_cpu_input(name, x)
+        outputs = [np.empty_like(y) for y in sess.run(None, feeds)]
+        for o, y in zip(sess.get_outputs(), outputs):
+            binding.bind_ortvalue_output(o.name, ort.OrtValue.ortvalue_from_numpy(y))
+        warm = 1  # the sess.run above
+        start = time.perf_counter()
+        while time.perf_counter() - start < args.warm_up_s:
+            sess.run_with_iobinding(binding)
+            warm += 1
+        for _ in range(args.repeat):
+            sess.run_with_iobinding(binding)
+        trace = json.loads(Path(sess.end_profiling()).read_text())
+
+    runs = [e for e in trace if e.get("cat") == "Session" and e.get("name") == "model_run"]
+    runs.sort(key=lambda e: e["ts"])
+    timed = runs[warm:]
+    if not timed:
+        sys.exit("error: no profiled runs after the warm-up")
+    t0 = timed[0]["ts"]
+    per_node: dict[str, list[float]] = collections.defaultdict(list)
+    info: dict[str, tuple[str, str]] = {}
+    order: list[str] = []
+    for e in trace:
+        if e.get("cat") != "Node" or not e["name"].endswith("_kernel_time") or e["ts"] < t0:
+            continue
+        name = e["name"][: -len("_kernel_time")]
+        if name not in info:
+            order.append(name)
+            a = e.get("args", {})
+            shape = ""
+            outs = a.get("output_type_shape") or []
+            if outs:
+                dims = next(iter(outs[0].values()))
+                shape = "x".join(str(d) for d in dims)
+            info[name] = (a.get("op_name", "?"), shape)
+        per_node[name].append(e["dur"] / 1e3)
+    med = {n: statistics.median(v) for n, v in per_node.items()}
+    total = sum(med.values())
+    run_ms = statistics.median(e["dur"] for e in timed) / 1e3
+    print(f"ONNX Runtime {ort.__version__}, 1 thread; {args.model}; median of {len(timed)} "
+          f"profiled runs: model_run {run_ms:.3f} ms, sum of node medians {total:.3f} ms")
+    print(f"{'op':<24} {'node':<44} {'output':<16} {'ms':>8} {'%':>6}")
+    for n in order:
+        op, shape = info[n]
+        print(f"{op:<24} {n[:44]:<44} {shape:<16} {med[n]:>8.4f} {100 * med[n] / total:>6.2f}")
+    by_op: dict[str, list[float]] = collections.defaultdict(list)
+    for n in order:
+        by_op[info[n][0]].append(med[n])
+    print("per op type:")
+    print(f"{'op':<24} {'count':>5} {'ms':>8} {'%':>6}")
+    for op, v in sorted(by_op.items(), key=lambda kv: -sum(kv[1])):
+        print(f"{op:<24} {len(v):>5} {sum(v):>8.3f} {100 * sum(v) / total:>6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

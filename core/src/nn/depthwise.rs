@@ -1,0 +1,620 @@
+//! Depthwise 3×3 convolution (one input and one output channel per group, undilated 3×3
+//! kernel, any stride and padding) with the bias and a clamp (ReLU, ReLU6, Clip) fused: each
+//! output row is computed in one pass, its taps accumulated in registers, then clamped and
+//! stored once, instead of a bias fill, nine passes over the plane and an activation pass. Rows
+//! and columns whose window crosses the border take the taps that exist. Also the clamp pass
+//! that the other convolutions and `apply_activation` run on their outputs ([`add_clamp`]).
+//!
+//! On x86-64 with AVX-512 (x86-64-v4 active), strides 1 and 2 run 16 outputs of a row per
+//! `__m512` with fused multiply-adds: the outputs whose taps all lie in the row without masks,
+//! the border ones (and partial vectors) with the out-of-row taps as masked-off lanes of their
+//! loads and multiply-adds; stride 2 de-interleaves even and odd input columns with two-source
+//! permutes. Each input row's three taps go to their own accumulator. "Same" stride-1 planes of
+//! at most 1024 pixels run as one flat run of vectors instead (every tap a constant offset from
+//! the output pixel, masked where its input pixel is outside the plane). Elsewhere (and for
+//! strides above 2) the portable loops sum the nine taps in `(ky, kx)` order like
+//! [`ConvMethod::Direct`](super::conv::ConvMethod::Direct) (LLVM vectorises stride 1 across
+//! outputs, separate multiply and add), border columns scalar. Results agree within `f32`
+//! rounding, not bit for bit, across levels (fused multiply-adds, summation order).
+//! [`avx512::taps`] and its masks also serve the 3-wide max pooling of `pool`.
+
+use super::conv::{Conv2dShape, ConvDims};
+
+/// `[lo, hi]` of a clamp: ReLU is `[0, +∞]`, ReLU6 `[0, 6]`, no activation `[−∞, +∞]`.
+pub(crate) type Clamp = (f32, f32);
+
+/// The clamp that changes nothing (every `f32`, NaN included, maps to itself).
+pub(crate) const NO_CLAMP: Clamp = (f32::NEG_INFINITY, f32::INFINITY);
+
+/// Whether `s` is a depthwise 3×3 convolution this module computes: one input and one output
+/// channel per group, 3×3 kernel, no dilation.
+pub(crate) const fn applies(s: &Conv2dShape) -> bool {
+    s.c_in == s.groups
+        && s.c_out == s.groups
+        && s.kh == 3
+        && s.kw == 3
+        && s.dilation_h == 1
+        && s.dilation_w == 1
+}
+
+/// `min(max(x, lo), hi)`, keeping NaN (as [`apply_activation`](super::activation::apply_activation)'s
+/// Relu, ReLU6 and Clip: `x < lo → lo`, `x > hi → hi`, else `x`, so `−0.0` stays `−0.0`).
+#[inline(always)]
+pub(crate) fn clip(x: f32, (lo, hi): Clamp) -> f32 {
+    if x < lo {
+        lo
+    } else if x > hi {
+        hi
+    } else {
+        x
+    }
+}
+
+/// `v ← clip(v + add, clamp)` for every `v` of `data` (a convolution's bias and activation
+/// applied in one pass), or `v ← clip(v, clamp)` when `add` is `None` (an activation alone:
+/// adding 0 would turn −0.0 into +0.0): 16 values per AVX-512 vector where x86-64-v4 is active
+/// (masked tail), else a plain loop. Same results either way (one addition, then the clamp).
+pub(crate) fn add_clamp(data: &mut [f32], add: Option<f32>, clamp: Clamp) {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if super::blocked::fast() {
+        // SAFETY: x86-64-v4 is active (AVX-512 F/BW/DQ/VL supported, `cpu::detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            match add {
+                Some(a) => avx512::add_clamp::<true>(data, a, clamp),
+                None => avx512::add_clamp::<false>(data, 0.0, clamp),
+            }
+        };
+        return;
+    }
+    match add {
+        Some(a) => data.iter_mut().for_each(|v| *v = clip(*v + a, clamp)),
+        None => data.iter_mut().for_each(|v| *v = clip(*v, clamp)),
+    }
+}
+
+/// All output planes of `input` (`n × c × h × w`, `c = groups`) and `weights` (`c × 1 × 3 × 3`)
+/// into `output` (`n × c × out_h × out_w`): `clip(bias[c] + Σ taps)` per output (bias 0 when
+/// absent). The caller checked the buffers' lengths.
+pub(crate) fn conv(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    clamp: Clamp,
+    output: &mut [f32],
+) {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if super::blocked::fast() && s.stride_w <= 2 {
+        // SAFETY: x86-64-v4 is active, so this CPU and OS support AVX-512 F/BW/DQ/VL, AVX2
+        // and FMA (`cpu::detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            if avx512::flat_applies(s) {
+                avx512::conv_flat(s, input, weights, bias, clamp, output)
+            } else if s.stride_w == 1 {
+                avx512::conv::<1>(s, d, input, weights, bias, clamp, output)
+            } else {
+                avx512::conv::<2>(s, d, input, weights, bias, clamp, output)
+            }
+        };
+        return;
+    }
+    let (hw, ohw) = (s.h * s.w, d.out_h * d.out_w);
+    for (p, y) in output[..d.output_len].chunks_exact_mut(ohw).enumerate() {
+        let c = p % s.c_out;
+        let x = &input[p * hw..][..hw];
+        let k: [f32; 9] = core::array::from_fn(|i| weights[c * 9 + i]);
+        let b = bias.map_or(0.0, |b| b[c]);
+        rows(s, d, x, &k, b, clamp, y, |r, base, sx, out| {
+            interior_portable(&k, r, base, sx, b, clamp, out)
+        });
+    }
+}
+
+/// The three input rows of output row `oy` (`None` outside the image).
+type Rows<'a> = [Option<&'a [f32]>; 3];
+
+/// The row loop shared by both levels: for each output row, the border columns (scalar) and
+/// `interior(rows, base, stride_w, out)` for the columns `lo..hi` whose taps lie in the row
+/// (`out` = those outputs, `base` the input column of the first one's left tap).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn rows(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    x: &[f32],
+    k: &[f32; 9],
+    bias: f32,
+    clamp: Clamp,
+    y: &mut [f32],
+    mut interior: impl FnMut(&Rows<'_>, usize, usize, &mut [f32]),
+) {
+    let (w, ow, sx) = (s.w, d.out_w, s.stride_w);
+    // Output columns whose three taps are all inside the row: ox·sx ≥ pad_left and
+    // ox·sx − pad_left + 2 < w.
+    let lo = s.pad_left.div_ceil(sx).min(ow);
+    let hi = if w + s.pad_left >= 3 {
+        ((w + s.pad_left - 3) / sx + 1).clamp(lo, ow)
+    } else {
+        lo
+    };
+    for (oy, out) in y.chunks_exact_mut(ow).take(d.out_h).enumerate() {
+        let top = oy * s.stride_h;
+        let rows: Rows<'_> = core::array::from_fn(|ky| {
+            (top + ky)
+                .checked_sub(s.pad_top)
+                .filter(|&iy| iy < s.h)
+                .map(|iy| &x[iy * w..][..w])
+        });
+        // One output from the taps that exist.
+        let edge = |ox: usize| {
+            let mut acc = bias;
+            for (ky, row) in rows.iter().enumerate() {
+                let Some(row) = row else { continue };
+                for kx in 0..3 {
+                    if let Some(ix) = (ox * sx + kx).checked_sub(s.pad_left) {
+                        if ix < w {
+                            acc += k[ky * 3 + kx] * row[ix];
+                        }
+                    }
+                }
+            }
+            clip(acc, clamp)
+        };
+        for (ox, o) in out.iter_mut().enumerate().take(lo) {
+            *o = edge(ox);
+        }
+        for (ox, o) in out.iter_mut().enumerate().skip(hi) {
+            *o = edge(ox);
+        }
+        if hi > lo {
+            interior(&rows, lo * sx - s.pad_left, sx, &mut out[lo..hi]);
+        }
+    }
+}
+
+/// The interior columns of one output row, portable: all three rows present → nine taps per
+/// output (stride 1 over contiguous slices, which LLVM vectorises across outputs); otherwise
+/// the taps of the rows that exist.
+#[inline(always)]
+fn interior_portable(
+    k: &[f32; 9],
+    rows: &Rows<'_>,
+    base: usize,
+    sx: usize,
+    bias: f32,
+    clamp: Clamp,
+    out: &mut [f32],
+) {
+    let n = out.len();
+    let span = (n - 1) * sx + 3;
+    if let [Some(r0), Some(r1), Some(r2)] = *rows {
+        let (a0, a1, a2) = (
+            &r0[base..][..span],
+            &r1[base..][..span],
+            &r2[base..][..span],
+        );
+        if sx == 1 {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = clip(taps9(k, [a0, a1, a2], i, bias), clamp);
+            }
+        } else {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = clip(taps9(k, [a0, a1, a2], i * sx, bias), clamp);
+            }
+        }
+        return;
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        let mut acc = bias;
+        for (ky, row) in rows.iter().enumerate() {
+            if let Some(row) = row {
+                let c = base + i * sx;
+                acc += k[ky * 3] * row[c];
+                acc += k[ky * 3 + 1] * row[c + 1];
+                acc += k[ky * 3 + 2] * row[c + 2];
+            }
+        }
+        *o = clip(acc, clamp);
+    }
+}
+
+/// `acc` plus the nine taps `k` on columns `c .. c + 3` of `rows`, in `(ky, kx)` order.
+#[inline(always)]
+fn taps9(k: &[f32; 9], rows: [&[f32]; 3], c: usize, acc: f32) -> f32 {
+    let mut acc = acc;
+    for (ky, row) in rows.iter().enumerate() {
+        acc += k[ky * 3] * row[c];
+        acc += k[ky * 3 + 1] * row[c + 1];
+        acc += k[ky * 3 + 2] * row[c + 2];
+    }
+    acc
+}
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[allow(unsafe_code)]
+pub(crate) mod avx512 {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::*;
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::*;
+
+    use super::{Clamp, Conv2dShape, ConvDims};
+
+    /// [`super::add_clamp`], 16 values at a time (`ADD`: whether `add` is added).
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    pub(super) fn add_clamp<const ADD: bool>(data: &mut [f32], add: f32, clamp: Clamp) {
+        let (a, lo, hi) = (
+            _mm512_set1_ps(add),
+            _mm512_set1_ps(clamp.0),
+            _mm512_set1_ps(clamp.1),
+        );
+        let n = data.len();
+        let p = data.as_mut_ptr();
+        let mut i = 0;
+        while i < n {
+            let m = lanes(0, (n - i) as isize);
+            // SAFETY: the mask selects lanes `i .. min(i + 16, n)` of `data`.
+            unsafe {
+                let v = _mm512_maskz_loadu_ps(m, p.add(i));
+                let v = if ADD { _mm512_add_ps(v, a) } else { v };
+                // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand).
+                let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+                _mm512_mask_storeu_ps(p.add(i), m, v);
+            }
+            i += 16;
+        }
+    }
+
+    /// Lanes `lo..hi` set (clamped to `0..16`).
+    #[inline(always)]
+    pub(crate) fn lanes(lo: isize, hi: isize) -> __mmask16 {
+        let below = |n: isize| -> u32 {
+            if n >= 16 {
+                0xffff
+            } else if n <= 0 {
+                0
+            } else {
+                (1u32 << n) - 1
+            }
+        };
+        (below(hi) & !below(lo)) as __mmask16
+    }
+
+    /// Masks of a chunk of `m` outputs that reaches past a border of the row (`w` columns),
+    /// its first output's left tap at column `c0` (stride `sx` of 1 or 2): per tap `kx`, the
+    /// output lanes whose input column `c0 + sx·j + kx` lies in `0..w`; and at stride 2, per
+    /// load of 16 columns from `c0`, `c0 + 16`, `c0 + 32`, the lanes inside the row and among
+    /// the `2m + 1` columns the outputs read.
+    #[inline(always)]
+    pub(crate) fn border_masks(
+        c0: isize,
+        m: isize,
+        w: isize,
+        sx: usize,
+    ) -> ([__mmask16; 3], [__mmask16; 3]) {
+        let shift = (sx - 1) as u32; // division by sx ∈ {1, 2}
+        let tap = |kx: isize| {
+            let c = c0 + kx;
+            // j ≥ ⌈−c / sx⌉ and j ≤ ⌊(w − 1 − c) / sx⌋.
+            let first = if c >= 0 {
+                0
+            } else {
+                (-c + sx as isize - 1) >> shift
+            };
+            let end = if w - 1 - c < 0 {
+                0
+            } else {
+                ((w - 1 - c) >> shift) + 1
+            };
+            lanes(first, end.min(m))
+        };
+        let need = w.min(c0 + 2 * m + 1);
+        let load = |o: isize| lanes(-(c0 + o), need - (c0 + o));
+        ([tap(0), tap(1), tap(2)], [load(0), load(16), load(32)])
+    }
+
+    /// Input columns `c0 + SX·j + kx` of lanes `j`, for `kx` = 0, 1, 2, from `p` (a row):
+    /// masked loads (`om` per tap at stride 1; at stride 2 three loads of 16 columns from
+    /// `c0`, `c0 + 16`, `c0 + 32` under `ld`, de-interleaved).
+    ///
+    /// # Safety
+    /// Every lane the masks select lies inside the row.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    #[inline]
+    pub(crate) unsafe fn taps<const SX: usize>(
+        p: *const f32,
+        c0: isize,
+        om: &[__mmask16; 3],
+        ld: &[__mmask16; 3],
+    ) -> [__m512; 3] {
+        let at = |c: isize| p.wrapping_offset(c);
+        // SAFETY: the caller's masks select only lanes inside the row.
+        unsafe {
+            if SX == 1 {
+                return [
+                    _mm512_maskz_loadu_ps(om[0], at(c0)),
+                    _mm512_maskz_loadu_ps(om[1], at(c0 + 1)),
+                    _mm512_maskz_loadu_ps(om[2], at(c0 + 2)),
+                ];
+            }
+            let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+            let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+            let a = _mm512_maskz_loadu_ps(ld[0], at(c0));
+            let b = _mm512_maskz_loadu_ps(ld[1], at(c0 + 16));
+            let t = _mm512_maskz_loadu_ps(ld[2], at(c0 + 32));
+            let x0 = _mm512_permutex2var_ps(a, even, b);
+            let x1 = _mm512_permutex2var_ps(a, odd, b);
+            // Columns 2, 4, …, 32: the even ones moved down a lane, column 32 in the top lane.
+            let x2 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+                _mm512_castps_si512(t),
+                _mm512_castps_si512(x0),
+                1,
+            ));
+            [x0, x1, x2]
+        }
+    }
+
+    /// Planes of at most this many pixels run [`conv_flat`].
+    const FLAT_MAX: usize = 1024;
+
+    /// Whether [`conv_flat`] computes `s`: stride 1, padding 1 on every side (the output plane
+    /// has the input's size) and planes of at most [`FLAT_MAX`] pixels.
+    pub(super) const fn flat_applies(s: &Conv2dShape) -> bool {
+        s.stride_h == 1
+            && s.stride_w == 1
+            && s.pad_top == 1
+            && s.pad_left == 1
+            && s.pad_bottom == 1
+            && s.pad_right == 1
+            && s.h * s.w <= FLAT_MAX
+    }
+
+    /// [`super::conv`] for small "same" planes ([`flat_applies`]): output pixel `p` (row-major)
+    /// reads input pixel `p + (ky − 1)·w + kx − 1` for tap `(ky, kx)`, a constant offset, so the
+    /// plane is one flat run of 16-pixel vectors whatever its width, each tap a load masked to
+    /// the lanes whose input pixel exists (the masks, the same for every plane, are computed
+    /// once). A 7 × 7 plane is 4 vectors instead of 7 rows of 7 lanes with per-row masks.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    pub(super) fn conv_flat(
+        s: &Conv2dShape,
+        input: &[f32],
+        weights: &[f32],
+        bias: Option<&[f32]>,
+        clamp: Clamp,
+        output: &mut [f32],
+    ) {
+        let (h, w) = (s.h, s.w);
+        let hw = h * w;
+        let chunks = hw.div_ceil(16);
+        // masks[c][tap]: lanes j of chunk c whose pixel p = 16c + j < hw has its tap's input
+        // pixel inside the plane.
+        let mut masks = [[0 as __mmask16; 9]; FLAT_MAX / 16];
+        for (c, m) in masks.iter_mut().enumerate().take(chunks) {
+            for j in 0..16 {
+                let p = c * 16 + j;
+                if p >= hw {
+                    break;
+                }
+                let (y, x) = (p / w, p % w);
+                for ky in 0..3 {
+                    for kx in 0..3 {
+                        let inside = (y + ky).wrapping_sub(1) < h && (x + kx).wrapping_sub(1) < w;
+                        if inside {
+                            m[ky * 3 + kx] |= 1 << j;
+                        }
+                    }
+                }
+            }
+        }
+        let offset: [isize; 9] = core::array::from_fn(|t| {
+            (t / 3) as isize * w as isize - w as isize + (t % 3) as isize - 1
+        });
+        let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
+        let nz = _mm512_set1_ps(-0.0);
+        let planes = input.chunks_exact(hw).zip(output.chunks_exact_mut(hw));
+        for (i, (x, y)) in planes.take(s.n * s.c_out).enumerate() {
+            let c = i % s.c_out;
+            let k: [__m512; 9] = core::array::from_fn(|t| _mm512_set1_ps(weights[c * 9 + t]));
+            let b = _mm512_set1_ps(bias.map_or(0.0, |b| b[c]));
+            let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
+            for (ci, m) in masks.iter().enumerate().take(chunks) {
+                let p = (ci * 16) as isize;
+                // SAFETY: a lane's mask bit is set only if its input pixel p + offset lies in
+                // the plane (`x` holds h·w values); other addresses are formed with
+                // `wrapping_offset` and not read.
+                let tap = |t: usize| unsafe {
+                    _mm512_maskz_loadu_ps(m[t], xp.wrapping_offset(p + offset[t]))
+                };
+                let mut acc = [b, nz, nz];
+                for (ky, a) in acc.iter_mut().enumerate() {
+                    for kx in 0..3 {
+                        let t = ky * 3 + kx;
+                        *a = _mm512_mask3_fmadd_ps(k[t], tap(t), *a, m[t]);
+                    }
+                }
+                let v = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
+                let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+                let store = lanes(0, (hw - ci * 16).min(16) as isize);
+                // SAFETY: lanes p .. min(p + 16, hw) of the plane `y` exist.
+                unsafe { _mm512_mask_storeu_ps(yp.wrapping_offset(p), store, v) };
+            }
+        }
+    }
+
+    /// A run of at most 16 outputs of a row from `ox0` that may reach past its borders, with
+    /// its masks ([`border_masks`]).
+    #[derive(Clone, Copy)]
+    struct Chunk {
+        ox0: usize,
+        m: isize,
+        c0: isize,
+        om: [__mmask16; 3],
+        ld: [__mmask16; 3],
+    }
+
+    /// At most this many border chunks per row are kept (the rest are recomputed per row).
+    const CACHED: usize = 4;
+
+    /// [`plane`] at horizontal stride `SX` (1 or 2). Per output row with all three input rows
+    /// present, the outputs whose taps all lie in the row run 16 at a time without masks; the
+    /// others (border columns, and the remainder) run as masked chunks whose masks are computed
+    /// once per plane; rows with a missing input row run entirely as masked chunks.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    pub(super) fn conv<const SX: usize>(
+        s: &Conv2dShape,
+        d: &ConvDims,
+        input: &[f32],
+        weights: &[f32],
+        bias: Option<&[f32]>,
+        clamp: Clamp,
+        output: &mut [f32],
+    ) {
+        let (w, ow) = (s.w, d.out_w);
+        let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
+        let nz = _mm512_set1_ps(-0.0);
+        let wi = w as isize;
+        let pad_left = s.pad_left as isize;
+        // Outputs lo_in..hi_in have all three taps in the row. A row runs a masked chunk over
+        // [0, a) (one vector when the left border is at most 16 outputs wide), then vectors of
+        // inside outputs without masks up to fast_end, then masked chunks to the end.
+        let lo_in = s.pad_left.div_ceil(SX).min(ow);
+        let hi_in = if w + s.pad_left >= 3 {
+            ((w + s.pad_left - 3) / SX + 1).clamp(lo_in, ow)
+        } else {
+            lo_in
+        };
+        let a = match lo_in {
+            0 => 0,
+            1..=16 => ow.min(16),
+            _ => lo_in,
+        };
+        let fast_end = a + hi_in.saturating_sub(a) / 16 * 16;
+        // What the unmasked loop's safety rests on, checked once per call.
+        assert!(fast_end <= hi_in.max(a) && hi_in <= ow && (a == 0 || a >= lo_in));
+        let chunk = |ox0: usize, end: usize| {
+            let m = (end - ox0).min(16) as isize;
+            let c0 = (ox0 * SX) as isize - pad_left;
+            let (om, ld) = border_masks(c0, m, wi, SX);
+            Chunk { ox0, m, c0, om, ld }
+        };
+        // The masked chunks of a row with the fast run (`[0, a)` and `[fast_end, ow)`) and
+        // of a row without it (`[0, ow)`), the first CACHED of each.
+        let split = |ranges: [(usize, usize); 2]| {
+            let mut cached = [chunk(0, ow.min(1)); CACHED];
+            let mut count = 0;
+            for (from, to) in ranges {
+                let mut ox0 = from;
+                while ox0 < to {
+                    if count < CACHED {
+                        cached[count] = chunk(ox0, to);
+                    }
+                    count += 1;
+                    ox0 += 16;
+                }
+            }
+            (cached, count)
+        };
+        let without = split([(0, ow), (ow, ow)]);
+        // Without a full vector of inside outputs, whole rows run as masked chunks.
+        let with_fast = if fast_end > a {
+            split([(0, a), (fast_end, ow)])
+        } else {
+            without
+        };
+        let (hw, ohw) = (s.h * s.w, d.out_h * d.out_w);
+        let planes = output[..d.output_len].chunks_exact_mut(ohw);
+        for (p, y) in planes.enumerate() {
+            let c = p % s.c_out;
+            let x = &input[p * hw..][..hw];
+            let kv = |i: usize| _mm512_set1_ps(weights[c * 9 + i]);
+            let kr = [
+                [kv(0), kv(1), kv(2)],
+                [kv(3), kv(4), kv(5)],
+                [kv(6), kv(7), kv(8)],
+            ];
+            let b = _mm512_set1_ps(bias.map_or(0.0, |b| b[c]));
+            let edge = |out: &mut [f32], rows: &[Option<*const f32>; 3], c: &Chunk| {
+                let mut acc = [b, nz, nz];
+                for ((a, p), kk) in acc.iter_mut().zip(rows).zip(&kr) {
+                    let Some(p) = *p else { continue };
+                    // SAFETY: the chunk's masks select only columns in `0..w` of this row.
+                    let t = unsafe { taps::<SX>(p, c.c0, &c.om, &c.ld) };
+                    for ((&t, &kx), &om) in t.iter().zip(kk).zip(&c.om) {
+                        *a = _mm512_mask3_fmadd_ps(kx, t, *a, om);
+                    }
+                }
+                let v = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
+                // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand).
+                let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+                // SAFETY: lanes `ox0 .. ox0 + m` of `out` exist.
+                unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(c.ox0), lanes(0, c.m), v) };
+            };
+            for (oy, out) in y.chunks_exact_mut(ow).take(d.out_h).enumerate() {
+                let top = oy * s.stride_h;
+                let row = |ky: usize| {
+                    (top + ky)
+                        .checked_sub(s.pad_top)
+                        .filter(|&iy| iy < s.h)
+                        .map(|iy| x[iy * w..][..w].as_ptr())
+                };
+                let rows = [row(0), row(1), row(2)];
+                let full = rows.iter().all(Option::is_some);
+                // By reference: copying the cached chunks per row through the stack stalled on
+                // store forwarding (46 % of a 7 × 7 layer's time).
+                let ((cached, count), ranges) = if full && fast_end > a {
+                    (&with_fast, [(0, a), (fast_end, ow)])
+                } else {
+                    (&without, [(0, ow), (ow, ow)])
+                };
+                let count = *count;
+                if count <= CACHED {
+                    for c in &cached[..count] {
+                        edge(out, &rows, c);
+                    }
+                } else {
+                    for (from, to) in ranges {
+                        for ox0 in (from..to).step_by(16) {
+                            edge(out, &rows, &chunk(ox0, to));
+                        }
+                    }
+                }
+                let (Some(p0), Some(p1), Some(p2)) = (rows[0], rows[1], rows[2]) else {
+                    continue;
+                };
+                let all = [0xffff; 3];
+                let ld = [0xffff, 0xffff, 1];
+                let mut ox0 = a;
+                while ox0 < fast_end {
+                    let c0 = (ox0 * SX) as isize - pad_left;
+                    // SAFETY: outputs `ox0 .. ox0 + 16` lie in `a..hi_in` ⊆ `lo_in..hi_in` (`a` is 0
+                    // or at least `lo_in`), so all their taps
+                    // (and, at stride 2, the 33 columns from `c0`) lie in the row.
+                    let (t0, t1, t2) = unsafe {
+                        (
+                            taps::<SX>(p0, c0, &all, &ld),
+                            taps::<SX>(p1, c0, &all, &ld),
+                            taps::<SX>(p2, c0, &all, &ld),
+                        )
+                    };
+                    let a0 = _mm512_fmadd_ps(kr[0][0], t0[0], b);
+                    let a1 = _mm512_mul_ps(kr[1][0], t1[0]);
+                    let a2 = _mm512_mul_ps(kr[2][0], t2[0]);
+                    let a0 = _mm512_fmadd_ps(kr[0][1], t0[1], a0);
+                    let a1 = _mm512_fmadd_ps(kr[1][1], t1[1], a1);
+                    let a2 = _mm512_fmadd_ps(kr[2][1], t2[1], a2);
+                    let a0 = _mm512_fmadd_ps(kr[0][2], t0[2], a0);
+                    let a1 = _mm512_fmadd_ps(kr[1][2], t1[2], a1);
+                    let a2 = _mm512_fmadd_ps(kr[2][2], t2[2], a2);
+                    let v = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);
+                    let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+                    // SAFETY: outputs `ox0 .. ox0 + 16` are below `fast_end ≤ ow`.
+                    unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(ox0), v) };
+                    ox0 += 16;
+                }
+            }
+        }
+    }
+}

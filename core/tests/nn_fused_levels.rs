@@ -1,0 +1,357 @@
+//! The convolution paths that fuse the bias and a ReLU / ReLU6 / Clip activation, at every
+//! instruction-set level this CPU has (the portable loops, run here by capping the level, and
+//! the AVX-512 ones):
+//!
+//! * the direct method's depthwise 3×3 path (16 outputs per vector, masked border lanes and
+//!   tails, stride 2 de-interleaved), on maps from 1×1 to wider than two vectors, strides 1–3,
+//!   every padding up to 2, batch 1–2;
+//! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
+//!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
+//!
+//! both agree with a double-precision reference within `f32` rounding, and fusing the
+//! activation gives the same bits as the convolution followed by `apply_activation`, whose
+//! ReLU / ReLU6 / Clip pass (AVX-512 too) keeps NaN and −0.0 at every level.
+//!
+//! One `#[test]` in its own binary: the level cap is process-wide.
+
+#[path = "common/conv_reference.rs"]
+mod conv_reference;
+
+use conv_reference::reference;
+use mvision_core::cpu::{self, Level};
+use mvision_core::nn::activation::{apply_activation, conv2d_fused, Activation};
+use mvision_core::nn::conv::{conv2d, workspace_len, Conv2dShape, ConvMethod};
+use mvision_core::nn::tensor::Shape4;
+
+/// Every width from 1 to 40 once (1–3 narrower than the kernel, 16–18 and 32–34 around the
+/// vector width at stride 1, 33–35 at stride 2), then random geometry.
+fn shapes() -> Vec<Conv2dShape> {
+    let mut seed = 0xd3_u64;
+    let mut below = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % n
+    };
+    let mut out = vec![];
+    for i in 0..160 {
+        let c = 1 + below(3);
+        let w = if i < 40 { i + 1 } else { 1 + below(70) };
+        let mut s = Conv2dShape::new(1 + below(2), c, 1 + below(9), w, c, 3, 3);
+        s.groups = c;
+        s.stride_h = 1 + below(3);
+        s.stride_w = [1, 1, 2, 2, 3][below(5)];
+        s.pad_top = below(3);
+        s.pad_bottom = below(3);
+        s.pad_left = below(3);
+        s.pad_right = below(3);
+        if s.dims().is_ok() {
+            out.push(s);
+        }
+    }
+    // MobileNetV2's geometry: 3×3, padding 1, stride 1 and 2, even and odd maps. ("Same"
+    // planes of at most 1024 pixels run as one flat run of vectors at x86-64-v4: 1×1 to 32 × 32,
+    // and 33 × 31 just above.)
+    for (h, w, st) in [
+        (112, 112, 1),
+        (112, 112, 2),
+        (14, 14, 1),
+        (7, 7, 1),
+        (15, 13, 2),
+        (28, 28, 1),
+        (1, 1, 1),
+        (1, 40, 1),
+        (16, 1, 1),
+        (5, 3, 1),
+        (2, 9, 1),
+        (32, 32, 1),
+        (33, 31, 1),
+    ] {
+        let mut s = Conv2dShape::new(1, 2, h, w, 2, 3, 3);
+        (s.groups, s.stride_h, s.stride_w) = (2, st, st);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+        out.push(s);
+    }
+    out
+}
+
+fn clamp_of(act: Activation) -> (f64, f64) {
+    match act {
+        Activation::Relu => (0.0, f64::INFINITY),
+        Activation::Relu6 => (0.0, 6.0),
+        Activation::Clip { min, max } => (min as f64, max as f64),
+        _ => (f64::NEG_INFINITY, f64::INFINITY),
+    }
+}
+
+#[test]
+fn fused_paths_at_every_level() {
+    let mut seed = 0x5eed_u64;
+    let mut rnd = |len: usize| -> Vec<f32> {
+        (0..len)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((seed >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0
+            })
+            .collect()
+    };
+    let acts = [
+        Activation::None,
+        Activation::Relu,
+        Activation::Relu6,
+        Activation::Clip {
+            min: -0.5,
+            max: 1.5,
+        },
+    ];
+    let levels: Vec<Level> = Level::ALL
+        .into_iter()
+        .filter(|&l| l <= cpu::detected())
+        .collect();
+    let mut checked = 0usize;
+    for (i, s) in shapes().iter().enumerate() {
+        let d = s.dims().unwrap();
+        let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
+        let bias = (i % 3 != 0).then_some(bias.as_slice());
+        let (want, mag) = reference(s, &x, &w, bias);
+        let eps = f32::EPSILON as f64 * 11.0;
+        let act = acts[i % acts.len()];
+        let (lo, hi) = clamp_of(act);
+        let out_shape = Shape4 {
+            n: s.n,
+            c: s.c_out,
+            h: d.out_h,
+            w: d.out_w,
+        };
+        for &level in &levels {
+            cpu::set_cap(level);
+            let mut fused = vec![f32::NAN; d.output_len];
+            conv2d_fused(
+                ConvMethod::Direct,
+                s,
+                &x,
+                &w,
+                bias,
+                act,
+                None,
+                &mut fused,
+                &mut [],
+            )
+            .unwrap();
+            for (j, (&got, (&r, &m))) in fused.iter().zip(want.iter().zip(&mag)).enumerate() {
+                let r = r.clamp(lo, hi);
+                assert!(
+                    (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
+                    "{level:?} {act:?} {s:?}: out[{j}] = {got}, want {r}"
+                );
+            }
+            let mut split = vec![f32::NAN; d.output_len];
+            conv2d(ConvMethod::Direct, s, &x, &w, bias, &mut split, &mut []).unwrap();
+            apply_activation(act, &out_shape, &mut split, None).unwrap();
+            let same = fused
+                .iter()
+                .zip(&split)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{level:?} {act:?} {s:?}: fused and split differ");
+            checked += 1;
+        }
+        cpu::set_cap(Level::X86V4);
+    }
+    assert!(checked >= 160, "only {checked} shape × level runs");
+    nan_and_negative_zero_survive_the_fused_clamp();
+    activation_clamps_at_every_level();
+    pointwise_at_every_level(&levels);
+}
+
+/// Pointwise shapes: channels, groups, batch and maps of 1 to 67 pixels.
+fn pointwise_shapes() -> Vec<Conv2dShape> {
+    let mut v = vec![];
+    for (n, c_in, h, w, c_out, groups) in [
+        (1, 1, 1, 1, 1, 1),
+        (1, 16, 7, 7, 24, 1),
+        (2, 6, 3, 5, 9, 3),
+        (1, 24, 8, 8, 144, 1),
+        (3, 5, 1, 67, 2, 1),
+        (1, 32, 13, 13, 16, 2),
+    ] {
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, 1, 1);
+        s.groups = groups;
+        v.push(s);
+    }
+    v
+}
+
+fn pointwise_at_every_level(levels: &[Level]) {
+    let mut seed = 0x9e37_u64;
+    let mut rnd = |len: usize| -> Vec<f32> {
+        (0..len)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((seed >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
+            })
+            .collect()
+    };
+    let acts = [
+        Activation::Relu6,
+        Activation::None,
+        Activation::Relu,
+        Activation::Clip {
+            min: -1.0,
+            max: 0.25,
+        },
+    ];
+    let mut checked = 0;
+    for (i, s) in pointwise_shapes().iter().enumerate() {
+        let d = s.dims().unwrap();
+        let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
+        let bias = (i % 2 == 0).then_some(bias.as_slice());
+        let (want, mag) = reference(s, &x, &w, bias);
+        let eps = f32::EPSILON as f64 * (d.k as f64 + 3.0);
+        let out_shape = Shape4 {
+            n: s.n,
+            c: s.c_out,
+            h: d.out_h,
+            w: d.out_w,
+        };
+        let mut ws = vec![f32::NAN; workspace_len(ConvMethod::Im2col, s).unwrap()];
+        for act in acts {
+            let (lo, hi) = clamp_of(act);
+            for &level in levels {
+                cpu::set_cap(level);
+                let mut fused = vec![f32::NAN; d.output_len];
+                conv2d_fused(
+                    ConvMethod::Im2col,
+                    s,
+                    &x,
+                    &w,
+                    bias,
+                    act,
+                    None,
+                    &mut fused,
+                    &mut ws,
+                )
+                .unwrap();
+                for (j, (&got, (&r, &m))) in fused.iter().zip(want.iter().zip(&mag)).enumerate() {
+                    let r = r.clamp(lo, hi);
+                    assert!(
+                        (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
+                        "{level:?} {act:?} {s:?}: out[{j}] = {got}, want {r}"
+                    );
+                }
+                let mut split = vec![f32::NAN; d.output_len];
+                conv2d(ConvMethod::Im2col, s, &x, &w, bias, &mut split, &mut ws).unwrap();
+                apply_activation(act, &out_shape, &mut split, None).unwrap();
+                let same = fused
+                    .iter()
+                    .zip(&split)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{level:?} {act:?} {s:?}: fused and split differ");
+                checked += 1;
+            }
+            cpu::set_cap(Level::X86V4);
+        }
+    }
+    assert!(checked >= 24, "only {checked} pointwise runs");
+}
+
+/// `apply_activation`'s clamps (one AVX-512 pass at x86-64-v4) keep NaN and −0.0 and clamp
+/// infinities, on tensors of 1 to 40 values (partial vectors), at every level.
+fn activation_clamps_at_every_level() {
+    let values = [
+        f32::NAN,
+        -0.0,
+        0.0,
+        -1.5,
+        0.25,
+        7.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    let acts = [
+        (Activation::Relu, 0.0, f32::INFINITY),
+        (Activation::Relu6, 0.0, 6.0),
+        (
+            Activation::Clip {
+                min: -1.0,
+                max: 0.5,
+            },
+            -1.0,
+            0.5,
+        ),
+    ];
+    for level in Level::ALL.into_iter().filter(|&l| l <= cpu::detected()) {
+        cpu::set_cap(level);
+        for len in 1..=40 {
+            let x: Vec<f32> = (0..len).map(|i| values[i % values.len()]).collect();
+            for (act, lo, hi) in acts {
+                let mut y = x.clone();
+                y.push(123.0);
+                let shape = Shape4 {
+                    n: 1,
+                    c: 1,
+                    h: 1,
+                    w: len,
+                };
+                apply_activation(act, &shape, &mut y, None).unwrap();
+                for (i, (&got, &v)) in y.iter().zip(&x).enumerate() {
+                    let want = if v < lo {
+                        lo
+                    } else if v > hi {
+                        hi
+                    } else {
+                        v
+                    };
+                    assert!(
+                        got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                        "{level:?} {act:?} len {len}: y[{i}] = {got}, want {want}"
+                    );
+                }
+                assert_eq!(y[len], 123.0, "{level:?} {act:?}: past the tensor");
+            }
+        }
+    }
+    cpu::set_cap(Level::X86V4);
+}
+
+fn nan_and_negative_zero_survive_the_fused_clamp() {
+    // ReLU keeps NaN and −0.0 like `apply_activation` (x < 0 → 0, else x): on an input of −0.0
+    // every sum is −0.0, and a NaN input reaches the outputs whose window holds it, at every
+    // level.
+    let mut s = Conv2dShape::new(1, 1, 5, 20, 1, 3, 3);
+    (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+    let d = s.dims().unwrap();
+    let mut x = vec![-0.0f32; d.input_len];
+    x[2 * 20 + 10] = f32::NAN;
+    let w = [1.0f32; 9];
+    for level in Level::ALL.into_iter().filter(|&l| l <= cpu::detected()) {
+        cpu::set_cap(level);
+        let mut y = vec![1.0f32; d.output_len];
+        conv2d_fused(
+            ConvMethod::Direct,
+            &s,
+            &x,
+            &w,
+            Some(&[-0.0]),
+            Activation::Relu,
+            None,
+            &mut y,
+            &mut [],
+        )
+        .unwrap();
+        for oy in 0..5 {
+            for ox in 0..20 {
+                let v = y[oy * 20 + ox];
+                if oy.abs_diff(2) <= 1 && ox.abs_diff(10) <= 1 {
+                    assert!(v.is_nan(), "{level:?} ({oy}, {ox}) = {v}");
+                } else {
+                    assert_eq!(v.to_bits(), (-0.0f32).to_bits(), "{level:?} ({oy}, {ox})");
+                }
+            }
+        }
+        cpu::set_cap(Level::X86V4);
+    }
+}

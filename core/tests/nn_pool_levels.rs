@@ -1,0 +1,113 @@
+//! Max pooling at every instruction-set level this CPU has: the AVX-512 kernel for windows 3
+//! columns wide at horizontal stride 1 or 2 (masked border lanes, partial vectors) and the
+//! separable path (every other shape, and every shape below x86-64-v4) give exactly the
+//! maximum that a plain loop over each window finds, NaN skipped unless the window holds
+//! nothing else, on random shapes with padding, ceil mode, batch > 1, and inputs sprinkled with
+//! NaN and −∞.
+//!
+//! One `#[test]` in its own binary: the level cap is process-wide.
+
+use mvision_core::cpu::{self, Level};
+use mvision_core::nn::pool::{max_pool2d, Pool2dShape};
+
+/// The maximum of each window from the definition: padding never wins; NaN is skipped; a window
+/// with no value but NaN (or none at all) gives NaN.
+fn reference(p: &Pool2dShape, x: &[f32]) -> Vec<f32> {
+    let d = p.dims().unwrap();
+    let mut out = vec![];
+    for plane in x.chunks_exact(p.h * p.w).take(p.n * p.c) {
+        for oy in 0..d.out_h {
+            for ox in 0..d.out_w {
+                let mut m: Option<f32> = None;
+                for ky in 0..p.kh {
+                    for kx in 0..p.kw {
+                        let iy = (oy * p.stride_h + ky) as isize - p.pad_top as isize;
+                        let ix = (ox * p.stride_w + kx) as isize - p.pad_left as isize;
+                        if iy < 0 || ix < 0 || iy >= p.h as isize || ix >= p.w as isize {
+                            continue;
+                        }
+                        let v = plane[iy as usize * p.w + ix as usize];
+                        if !v.is_nan() && m.is_none_or(|m| v > m) {
+                            m = Some(v);
+                        }
+                    }
+                }
+                out.push(m.unwrap_or(f32::NAN));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn max_pool_at_every_level() {
+    let mut seed = 0x7007_u64;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize
+    };
+    let levels: Vec<Level> = Level::ALL
+        .into_iter()
+        .filter(|&l| l <= cpu::detected())
+        .collect();
+    let (mut tested, mut simd_shapes) = (0, 0);
+    while tested < 300 {
+        let kh = 1 + next() % 3;
+        let kw = if next() % 4 == 0 { 1 + next() % 4 } else { 3 };
+        let mut p = Pool2dShape {
+            n: 1 + next() % 2,
+            c: 1 + next() % 3,
+            h: 1 + next() % 12,
+            w: 1 + next() % 70,
+            kh,
+            kw,
+            stride_h: 1 + next() % 3,
+            stride_w: 1 + next() % 2 + usize::from(next() % 8 == 0),
+            pad_top: next() % kh,
+            pad_left: next() % kw,
+            pad_bottom: next() % kh,
+            pad_right: next() % kw,
+            ceil_mode: next() % 2 == 0,
+            count_include_pad: false,
+        };
+        if tested < 4 {
+            // SqueezeNet's first pooling, and its narrowest.
+            (p.h, p.w, p.kh, p.kw, p.stride_h, p.stride_w) = (9, 111, 3, 3, 2, 2);
+            (p.pad_top, p.pad_left, p.pad_bottom, p.pad_right) = (0, 0, 0, 0);
+            if tested % 2 == 1 {
+                (p.h, p.w) = (13, 13);
+            }
+        }
+        let Ok(d) = p.dims() else { continue };
+        tested += 1;
+        simd_shapes += usize::from(p.kw == 3 && p.stride_w <= 2);
+        let len = p.n * p.c * p.h * p.w;
+        let x: Vec<f32> = (0..len)
+            .map(|_| match next() % 16 {
+                0 => f32::NAN,
+                1 => f32::NEG_INFINITY,
+                _ => (next() % 2001) as f32 / 100.0 - 10.0,
+            })
+            .collect();
+        let want = reference(&p, &x);
+        for &level in &levels {
+            cpu::set_cap(level);
+            let mut out = vec![0.5f32; d.output_len + 3];
+            max_pool2d(&p, &x, &mut out).unwrap();
+            for (i, (&got, &w)) in out.iter().zip(&want).enumerate() {
+                assert!(
+                    got.to_bits() == w.to_bits() || (got.is_nan() && w.is_nan()),
+                    "{level:?} {p:?}: out[{i}] = {got}, want {w}"
+                );
+            }
+            assert_eq!(&out[d.output_len..], &[0.5; 3], "{level:?} {p:?}: tail");
+        }
+        cpu::set_cap(Level::X86V4);
+    }
+    assert!(
+        simd_shapes >= 150,
+        "only {simd_shapes} shapes with 3-wide windows"
+    );
+}
