@@ -131,8 +131,8 @@ pub fn sigmoid(x: f32) -> f32 {
 
 /// [`conv2d`](super::conv::conv2d) followed by `act` on its output, with the convolution's
 /// bias: one call for the usual Conv → (BatchNorm, folded by
-/// [`fold_batch_norm`](super::batchnorm::fold_batch_norm)) → activation block. The output is `n × c_out × out_h × out_w` ([`Conv2dShape::dims`]); PReLU
-/// slopes are per output channel.
+/// [`fold_batch_norm`](super::batchnorm::fold_batch_norm)) → activation block. The output is
+/// `n × c_out × out_h × out_w` ([`Conv2dShape::dims`]); PReLU slopes are per output channel.
 ///
 /// # Errors
 /// Those of [`conv2d`](super::conv::conv2d) and [`check_activation`] (checked before the

@@ -415,8 +415,9 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// method was 0.9–1.4× Winograd's time on them, slower on six of nine). Other kernels, except
 /// pointwise ones (1×1, stride 1, unpadded: im2col needs no lowering there, and was 1.04–5.5×
 /// faster than the blocked method on MobileNetV2's and SqueezeNet's twelve 1×1 layers; blocked
-/// on prepared weights won one, 0.045 vs 0.053 ms), with at least [`BLOCKED_MIN_COUT_PER_GROUP`] output channels per group try [`ConvMethod::Blocked`]
-/// first where the CPU runs its AVX-512 tile (elsewhere its portable tile spills and the GEMM
+/// on prepared weights won one, 0.045 vs 0.053 ms), with at least
+/// [`BLOCKED_MIN_COUT_PER_GROUP`] output channels per group try [`ConvMethod::Blocked`] first
+/// where the CPU runs its AVX-512 tile (elsewhere its portable tile spills and the GEMM
 /// methods are kept): 15–32 % faster than im2col on the two measured layers, at a quarter of
 /// its workspace or less. Otherwise, and when neither fits, the methods are
 /// tried in their measured order of speed on the FastPoorNet layers (single-threaded,
