@@ -31,6 +31,7 @@
 
 use super::blocked;
 use super::depthwise::{self, Clamp, NO_CLAMP};
+use super::few_channels;
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
 use super::tensor::{checked_bytes, checked_product};
 use super::winograd;
@@ -408,7 +409,12 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// The fastest method whose [`workspace_len`] fits `budget_bytes` (bytes of `f32` workspace).
 ///
 /// When `c_out/groups ≤` [`DIRECT_MAX_COUT_PER_GROUP`] (single-channel filters, depthwise
-/// layers) that is [`ConvMethod::Direct`], which also needs no workspace. 3×3, stride-1,
+/// layers) that is [`ConvMethod::Direct`], which also needs no workspace; so it is, where the
+/// CPU runs AVX-512, for unpadded stride-2 first layers (one group of at most 4 input
+/// channels, at most 196 taps, output channels a multiple of 16, output rows of at least 16
+/// pixels), which an AVX-512 kernel vectorised over output pixels runs (SqueezeNet's
+/// 3 → 64 3×3 / 2 layer: 0.23–0.26 ms against the blocked method's 0.28–0.29, BENCHMARKS.md,
+/// branch `nn-mobile2`). 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
 /// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
 /// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
@@ -449,7 +455,7 @@ pub(crate) fn choose_method_for(
     prepared: bool,
 ) -> Result<ConvMethod> {
     let d = shape.dims()?;
-    if shape.ocg() <= DIRECT_MAX_COUT_PER_GROUP {
+    if shape.ocg() <= DIRECT_MAX_COUT_PER_GROUP || few_channels::fast(shape, &d) {
         return Ok(ConvMethod::Direct);
     }
     let m = mfca_best_m(shape)?;
@@ -541,6 +547,11 @@ pub(crate) fn conv2d_clamped(
     let ohw = d.out_h * d.out_w;
     if method == ConvMethod::Im2col && s.is_pointwise() {
         pointwise(s, &d, input, weights, bias, clamp, output, workspace)?;
+        return Ok(true);
+    }
+    if method == ConvMethod::Direct
+        && few_channels::conv(s, &d, input, weights, bias, clamp, output)
+    {
         return Ok(true);
     }
     if method == ConvMethod::Direct && depthwise::applies(s) {
