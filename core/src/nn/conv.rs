@@ -3,7 +3,9 @@
 //! methods that compute the same result and differ in speed and working memory:
 //!
 //! * [`ConvMethod::Direct`]: nested loops, no working memory (depthwise 3×3 layers by the
-//!   one-pass kernel of `depthwise`, with their bias and ReLU / ReLU6 / Clip fused);
+//!   one-pass kernel of `depthwise`, unpadded stride-2 first layers of at most 4 input
+//!   channels by the AVX-512 kernel of `few_channels`, both with their bias and ReLU / ReLU6 /
+//!   Clip fused);
 //! * [`ConvMethod::Im2col`]: lower the input to a `(C/g·Kh·Kw) × (Oh·Ow)` matrix, one GEMM per
 //!   group (skipped lowering for 1×1, stride-1, unpadded kernels, whose input already is that
 //!   matrix, and whose bias and clamp are one pass after the GEMM);
@@ -209,7 +211,8 @@ pub struct ConvDims {
 /// How [`conv2d`] computes a convolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConvMethod {
-    /// Direct nested loops; no working memory.
+    /// Direct nested loops; no working memory (depthwise 3×3 and, on AVX-512, unpadded stride-2
+    /// layers of at most 4 input channels by their own kernels).
     Direct,
     /// im2col lowering and one GEMM per group and image.
     Im2col,
