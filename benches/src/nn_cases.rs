@@ -224,7 +224,8 @@ pub fn conv_shapes() -> Vec<ConvShape> {
 
 /// Layers of MobileNetV2 and SqueezeNet 1.1 (torchvision, 224² input, batch 1): MobileNetV2's
 /// depthwise 3×3 convolutions (padding 1, stride 1 and 2, 7² to 112² maps) and 1×1 expand /
-/// project layers, SqueezeNet's fire-module squeeze (1×1) and expand (1×1 and 3×3) layers.
+/// project layers, SqueezeNet's first layer (3 → 64, 3×3 stride 2) and fire-module squeeze (1×1)
+/// and expand (1×1 and 3×3) layers.
 pub fn mobile_conv_shapes() -> Vec<ConvShape> {
     let mut v = vec![];
     for (c, hw, stride) in [
@@ -269,11 +270,20 @@ pub fn mobile_conv_shapes() -> Vec<ConvShape> {
             shape: Conv2dShape::new(1, c_in, hw, hw, c_out, 1, 1),
         });
     }
-    let mut e = Conv2dShape::new(1, 16, 55, 55, 64, 3, 3);
-    (e.pad_top, e.pad_left, e.pad_bottom, e.pad_right) = (1, 1, 1, 1);
+    for (c_in, hw, c_out) in [(16, 55, 64), (32, 27, 128), (48, 13, 192), (64, 13, 256)] {
+        let mut e = Conv2dShape::new(1, c_in, hw, hw, c_out, 3, 3);
+        (e.pad_top, e.pad_left, e.pad_bottom, e.pad_right) = (1, 1, 1, 1);
+        v.push(ConvShape {
+            id: format!("sqz expand3 {c_in}x{hw}^2->{c_out} 3x3"),
+            shape: e,
+        });
+    }
+    // SqueezeNet 1.1's first layer: 3 → 64, 3×3 stride 2, no padding (224² → 111²).
+    let mut first = Conv2dShape::new(1, 3, 224, 224, 64, 3, 3);
+    (first.stride_h, first.stride_w) = (2, 2);
     v.push(ConvShape {
-        id: "sqz expand3 16x55^2->64 3x3".into(),
-        shape: e,
+        id: "sqz conv1 3x224^2->64 3x3/2".into(),
+        shape: first,
     });
     v
 }

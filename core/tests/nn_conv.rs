@@ -718,6 +718,25 @@ fn selector_picks_the_first_method_that_fits() {
             assert_eq!(m, expected, "{s:?} budget {budget}");
         }
     }
+    // Unpadded stride-2 first layers (≤ 4 input channels, 16·k output channels, rows of ≥ 16
+    // outputs): direct where the CPU runs its AVX-512 pixel-vector kernel; padded, with 5
+    // input channels or rows of 15 outputs: the usual order.
+    let first = |c_in, w, c_out, pad| {
+        let mut s = Conv2dShape::new(1, c_in, 33, w, c_out, 3, 3);
+        (s.stride_h, s.stride_w) = (2, 2);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (pad, pad, pad, pad);
+        choose_method(&s, usize::MAX).unwrap()
+    };
+    assert_eq!(first(3, 65, 32, 0) == ConvMethod::Direct, fast);
+    assert_eq!(first(4, 33, 16, 0) == ConvMethod::Direct, fast);
+    for (c_in, w, c_out, pad) in [
+        (3, 65, 32, 1),
+        (5, 65, 32, 0),
+        (3, 31, 32, 0),
+        (3, 65, 24, 0),
+    ] {
+        assert_ne!(first(c_in, w, c_out, pad), ConvMethod::Direct);
+    }
     // Pointwise kernels stay with im2col (no lowering), whatever the CPU.
     let pw = Conv2dShape::new(1, 64, 14, 14, 128, 1, 1);
     assert_eq!(choose_method(&pw, usize::MAX), Ok(ConvMethod::Im2col));

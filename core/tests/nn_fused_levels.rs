@@ -7,8 +7,12 @@
 //!   every padding up to 2, batch 1–2;
 //! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
+//! * the direct method's path for unpadded stride-2 first layers (1–4 input channels, 16·k
+//!   output channels, 16 output pixels per vector, tiles of 3 vectors, a last vector shifted
+//!   to end at the row's end), on rows of exactly 16 outputs up to 112, kernels 2×2 to 7×7, and
+//!   near misses that take the plain direct loops (15-pixel rows, 24 output channels);
 //!
-//! both agree with a double-precision reference within `f32` rounding, and fusing the
+//! all agree with a double-precision reference within `f32` rounding, and fusing the
 //! activation gives the same bits as the convolution followed by `apply_activation`, whose
 //! ReLU / ReLU6 / Clip pass (AVX-512 too) keeps NaN and −0.0 at every level.
 //!
@@ -162,7 +166,39 @@ fn fused_paths_at_every_level() {
     assert!(checked >= 160, "only {checked} shape × level runs");
     nan_and_negative_zero_survive_the_fused_clamp();
     activation_clamps_at_every_level();
-    pointwise_at_every_level(&levels);
+    let pointwise = pointwise_shapes();
+    method_at_every_level(ConvMethod::Im2col, &pointwise, &levels, 0x9e37, 24);
+    method_at_every_level(
+        ConvMethod::Direct,
+        &first_layer_shapes(),
+        &levels,
+        0xf125,
+        36,
+    );
+}
+
+/// Unpadded stride-2 shapes with few input channels: output rows of 16 (one vector), 19, 28,
+/// 32, 50 (a 3-vector tile and the shifted last one) and 112 (two tiles and a last vector)
+/// pixels, 2×2 to 7×7 and 3×5 kernels, batch 2; the last two take the plain loops (a 15-pixel
+/// row, 24 output channels).
+fn first_layer_shapes() -> Vec<Conv2dShape> {
+    let mut v = vec![];
+    for (n, c_in, h, w, c_out, kh, kw) in [
+        (1, 1, 33, 33, 16, 3, 3),
+        (1, 3, 35, 40, 16, 3, 3),
+        (2, 3, 9, 101, 32, 3, 3),
+        (1, 3, 20, 225, 48, 3, 3),
+        (1, 4, 23, 70, 16, 7, 7),
+        (1, 2, 9, 40, 16, 2, 2),
+        (1, 3, 21, 60, 16, 3, 5),
+        (1, 3, 31, 31, 16, 3, 3),
+        (1, 3, 17, 40, 24, 3, 3),
+    ] {
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, kh, kw);
+        (s.stride_h, s.stride_w) = (2, 2);
+        v.push(s);
+    }
+    v
 }
 
 /// Pointwise shapes: channels, groups, batch and maps of 1 to 67 pixels.
@@ -183,8 +219,15 @@ fn pointwise_shapes() -> Vec<Conv2dShape> {
     v
 }
 
-fn pointwise_at_every_level(levels: &[Level]) {
-    let mut seed = 0x9e37_u64;
+/// `method` with each fused activation on `shapes` at every level: against the reference and,
+/// bit for bit, against the convolution followed by `apply_activation`; at least `min` runs.
+fn method_at_every_level(
+    method: ConvMethod,
+    shapes: &[Conv2dShape],
+    levels: &[Level],
+    mut seed: u64,
+    min: usize,
+) {
     let mut rnd = |len: usize| -> Vec<f32> {
         (0..len)
             .map(|_| {
@@ -205,7 +248,7 @@ fn pointwise_at_every_level(levels: &[Level]) {
         },
     ];
     let mut checked = 0;
-    for (i, s) in pointwise_shapes().iter().enumerate() {
+    for (i, s) in shapes.iter().enumerate() {
         let d = s.dims().unwrap();
         let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
         let bias = (i % 2 == 0).then_some(bias.as_slice());
@@ -217,24 +260,13 @@ fn pointwise_at_every_level(levels: &[Level]) {
             h: d.out_h,
             w: d.out_w,
         };
-        let mut ws = vec![f32::NAN; workspace_len(ConvMethod::Im2col, s).unwrap()];
+        let mut ws = vec![f32::NAN; workspace_len(method, s).unwrap()];
         for act in acts {
             let (lo, hi) = clamp_of(act);
             for &level in levels {
                 cpu::set_cap(level);
                 let mut fused = vec![f32::NAN; d.output_len];
-                conv2d_fused(
-                    ConvMethod::Im2col,
-                    s,
-                    &x,
-                    &w,
-                    bias,
-                    act,
-                    None,
-                    &mut fused,
-                    &mut ws,
-                )
-                .unwrap();
+                conv2d_fused(method, s, &x, &w, bias, act, None, &mut fused, &mut ws).unwrap();
                 for (j, (&got, (&r, &m))) in fused.iter().zip(want.iter().zip(&mag)).enumerate() {
                     let r = r.clamp(lo, hi);
                     assert!(
@@ -243,7 +275,7 @@ fn pointwise_at_every_level(levels: &[Level]) {
                     );
                 }
                 let mut split = vec![f32::NAN; d.output_len];
-                conv2d(ConvMethod::Im2col, s, &x, &w, bias, &mut split, &mut ws).unwrap();
+                conv2d(method, s, &x, &w, bias, &mut split, &mut ws).unwrap();
                 apply_activation(act, &out_shape, &mut split, None).unwrap();
                 let same = fused
                     .iter()
@@ -255,7 +287,7 @@ fn pointwise_at_every_level(levels: &[Level]) {
             cpu::set_cap(Level::X86V4);
         }
     }
-    assert!(checked >= 24, "only {checked} pointwise runs");
+    assert!(checked >= min, "only {checked} {method:?} runs");
 }
 
 /// `apply_activation`'s clamps (one AVX-512 pass at x86-64-v4) keep NaN and −0.0 and clamp

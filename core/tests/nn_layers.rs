@@ -523,6 +523,25 @@ fn global_average_pooling() {
         }
         assert_tail_nan(&out, planes, "global_avg_pool");
     }
+    // Planes of fewer than, exactly and more than 16 values, most not multiples of 16 (the
+    // 16 partial sums and the in-order rest).
+    for (h, w) in [(3, 5), (4, 4), (1, 17), (7, 7), (13, 13), (1, 1000)] {
+        let s = Shape4::new(2, 3, h, w).unwrap();
+        let x = random(&mut rng, s.elements().unwrap());
+        let mut out = nan_buf(6);
+        global_avg_pool(&s, &x, &mut out).unwrap();
+        for (i, (&got, p)) in out.iter().zip(x.chunks(h * w)).enumerate() {
+            let want: f64 = p.iter().map(|&v| v as f64).sum::<f64>() / p.len() as f64;
+            let sc: f64 = p.iter().map(|&v| (v as f64).abs()).sum::<f64>() / p.len() as f64;
+            close(
+                got,
+                want,
+                (p.len() + 2) as f64 * EPS * sc,
+                &format!("gap {h}x{w} {i}"),
+            );
+        }
+        assert_tail_nan(&out, 6, "global_avg_pool");
+    }
     // 1 × 1 planes are copied.
     let s = Shape4::new(2, 3, 1, 1).unwrap();
     let x = [1.0, -2.0, 3.0, 4.5, 5.0, -6.0];

@@ -3,7 +3,9 @@
 //! methods that compute the same result and differ in speed and working memory:
 //!
 //! * [`ConvMethod::Direct`]: nested loops, no working memory (depthwise 3×3 layers by the
-//!   one-pass kernel of `depthwise`, with their bias and ReLU / ReLU6 / Clip fused);
+//!   one-pass kernel of `depthwise`, unpadded stride-2 first layers of at most 4 input
+//!   channels by the AVX-512 kernel of `few_channels`, both with their bias and ReLU / ReLU6 /
+//!   Clip fused);
 //! * [`ConvMethod::Im2col`]: lower the input to a `(C/g·Kh·Kw) × (Oh·Ow)` matrix, one GEMM per
 //!   group (skipped lowering for 1×1, stride-1, unpadded kernels, whose input already is that
 //!   matrix, and whose bias and clamp are one pass after the GEMM);
@@ -31,6 +33,7 @@
 
 use super::blocked;
 use super::depthwise::{self, Clamp, NO_CLAMP};
+use super::few_channels;
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
 use super::tensor::{checked_bytes, checked_product};
 use super::winograd;
@@ -208,7 +211,8 @@ pub struct ConvDims {
 /// How [`conv2d`] computes a convolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConvMethod {
-    /// Direct nested loops; no working memory.
+    /// Direct nested loops; no working memory (depthwise 3×3 and, on AVX-512, unpadded stride-2
+    /// layers of at most 4 input channels by their own kernels).
     Direct,
     /// im2col lowering and one GEMM per group and image.
     Im2col,
@@ -408,7 +412,12 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// The fastest method whose [`workspace_len`] fits `budget_bytes` (bytes of `f32` workspace).
 ///
 /// When `c_out/groups ≤` [`DIRECT_MAX_COUT_PER_GROUP`] (single-channel filters, depthwise
-/// layers) that is [`ConvMethod::Direct`], which also needs no workspace. 3×3, stride-1,
+/// layers) that is [`ConvMethod::Direct`], which also needs no workspace; so it is, where the
+/// CPU runs AVX-512, for unpadded stride-2 first layers (one group of at most 4 input
+/// channels, at most 196 taps, output channels a multiple of 16, output rows of at least 16
+/// pixels), which an AVX-512 kernel vectorised over output pixels runs (SqueezeNet's
+/// 3 → 64 3×3 / 2 layer: 0.23–0.26 ms against the blocked method's 0.28–0.29, BENCHMARKS.md,
+/// branch `nn-mobile2`). 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
 /// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
 /// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
@@ -450,7 +459,7 @@ pub(crate) fn choose_method_for(
     prepared: bool,
 ) -> Result<ConvMethod> {
     let d = shape.dims()?;
-    if shape.ocg() <= DIRECT_MAX_COUT_PER_GROUP {
+    if shape.ocg() <= DIRECT_MAX_COUT_PER_GROUP || few_channels::fast(shape, &d) {
         return Ok(ConvMethod::Direct);
     }
     let m = mfca_best_m(shape)?;
@@ -542,6 +551,11 @@ pub(crate) fn conv2d_clamped(
     let ohw = d.out_h * d.out_w;
     if method == ConvMethod::Im2col && s.is_pointwise() {
         pointwise(s, &d, input, weights, bias, clamp, output, workspace)?;
+        return Ok(true);
+    }
+    if method == ConvMethod::Direct
+        && few_channels::conv(s, &d, input, weights, bias, clamp, output)
+    {
         return Ok(true);
     }
     if method == ConvMethod::Direct && depthwise::applies(s) {

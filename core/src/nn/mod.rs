@@ -20,6 +20,7 @@ pub mod conv;
 pub mod dense;
 mod depthwise;
 pub mod elementwise;
+mod few_channels;
 pub mod gemm;
 pub mod graph;
 pub mod layout;

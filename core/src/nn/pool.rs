@@ -364,8 +364,9 @@ pub fn avg_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Res
 
 /// Global average pooling (ONNX GlobalAveragePool): `output[n·c + c]` is the mean of plane
 /// `(n, c)` of `input` (`n × c × h × w`); the output is `n × c` (an `n × c × 1 × 1` tensor).
-/// The sum is in `f32`, in order (like [`avg_pool2d`]; no `f64`, which is software on
-/// FPU-only microcontrollers).
+/// The sum is in `f32` (no `f64`, which is software on FPU-only microcontrollers), over 16
+/// interleaved partial sums (`plane_sum`), so that it vectorises; results differ from an
+/// in-order sum by rounding only.
 ///
 /// # Errors
 /// Those of [`Shape4::elements`]; [`Error::BufferTooSmall`] if `input` is shorter than the tensor
@@ -381,9 +382,32 @@ pub fn global_avg_pool(shape: &Shape4, input: &[f32], output: &mut [f32]) -> Res
         .iter_mut()
         .zip(input[..len].chunks_exact(hw))
     {
-        *o = p.iter().sum::<f32>() / hw as f32;
+        *o = plane_sum(p) / hw as f32;
     }
     Ok(())
+}
+
+/// The sum of `p` as 16 partial sums (element `i` into sum `i mod 16`), added pairwise at the
+/// end, then the last `len mod 16` elements in order. An in-order sum is one chain of
+/// dependent additions (SqueezeNet's 1000 × 13² global pooling took 0.055 ms, ONNX Runtime
+/// 0.020); independent lanes vectorise at every level (SSE2 included).
+fn plane_sum(p: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 16];
+    let chunks = p.chunks_exact(16);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += v;
+        }
+    }
+    let mut n = 16;
+    while n > 1 {
+        n /= 2;
+        for i in 0..n {
+            acc[i] += acc[i + n];
+        }
+    }
+    rest.iter().fold(acc[0], |s, &v| s + v)
 }
 
 /// Max pooling with windows 3 columns wide at horizontal stride 1 or 2 (SqueezeNet's 3×3
