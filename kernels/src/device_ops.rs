@@ -228,7 +228,7 @@ macro_rules! device_ops {
                 }
                 // Held until the launches are queued: another thread's integral cannot
                 // grow (free) the scratch or interleave its own passes with these.
-                let scratch = self.integral_scratch(plan.tiled_scratch(limit))?;
+                let scratch = self.integral_scratch(plan.scratch(limit))?;
                 for launch in plan.launches(limit, ::core::option::Option::Some(scratch.bufs())) {
                     self.enqueue(launch)?;
                 }

@@ -25,7 +25,7 @@ pub struct IntegralPlan<B> {
     limits: Limits,
 }
 
-/// Device scratch of the GPU integral scans ([`IntegralPlan::tiled_scratch`]): per tile, the
+/// Device scratch of the GPU integral scans ([`IntegralPlan::scratch`]): per tile, the
 /// column and row sums (tiled scan: and the carries; look-back scan: aggregate and inclusive)
 /// as `u32` for the table of pixels and `u64` for the table of squares, and the look-back
 /// scan's control words.
@@ -104,7 +104,7 @@ impl<B: Copy> IntegralPlan<B> {
     /// tiled scan `nty · w + 2 · ntx · h + ntx · nty` elements of each type, `ntx × nty` being
     /// its tiles; the look-back scan `nt · (2 · 64 + 2 · 128 + 2)` elements of each type and
     /// `2 + 2 · nt` control words, `nt` being its tiles.
-    pub fn tiled_scratch(&self, kernel_limit: usize) -> IntegralScratch {
+    pub fn scratch(&self, kernel_limit: usize) -> IntegralScratch {
         let (w, h) = self.size;
         let (elems, ctl) = if self.lookback(self.tiled_group(kernel_limit)) {
             let nt = self.lookback_tiles();
@@ -123,7 +123,7 @@ impl<B: Copy> IntegralPlan<B> {
 
     /// The launches, to be enqueued in this order.
     ///
-    /// With `scratch` (the driver's buffers of at least [`IntegralPlan::tiled_scratch`] bytes:
+    /// With `scratch` (the driver's buffers of at least [`IntegralPlan::scratch`] bytes:
     /// `u32`, `u64` with the squared table, control words for the look-back scan) and a
     /// [`IntegralPlan::tiled_group`], the look-back scan where it runs ([`IntegralScan`]):
     /// `mv_integral_lookback_u8` and, with the squared table, `mv_integral_lookback_sq_u8`,

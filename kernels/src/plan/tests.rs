@@ -395,7 +395,7 @@ fn integral_runs_tiled_where_the_device_allows() {
     assert_eq!(plan.tiled_group(usize::MAX), Some(256));
     let elems = 34 * 3840 + 2 * 15 * 2160 + 15 * 34;
     assert_eq!(
-        plan.tiled_scratch(usize::MAX),
+        plan.scratch(usize::MAX),
         IntegralScratch {
             bytes_u32: 4 * elems,
             bytes_u64: 8 * elems,
@@ -436,8 +436,8 @@ fn integral_runs_tiled_where_the_device_allows() {
     // Without squares: no u64 scratch, a null one in its place; a kernel limit of 200 gives
     // groups of 128 (four rows of lanes).
     let plan = p.integral_u8(img(1, 1, 1), img(2, 2, 2), None).unwrap();
-    assert_eq!(plan.tiled_scratch(usize::MAX).bytes_u64, 0);
-    assert_eq!(plan.tiled_scratch(usize::MAX).bytes_u32, 4 * (1 + 2 + 1));
+    assert_eq!(plan.scratch(usize::MAX).bytes_u64, 0);
+    assert_eq!(plan.scratch(usize::MAX).bytes_u32, 4 * (1 + 2 + 1));
     assert_eq!(plan.tiled_group(200), Some(128));
     let [_, carries, tiles] = launches(plan, 200, Some((8, None, None)));
     assert_eq!((carries.groups(), carries.local), ([1, 1], [128, 1]));
@@ -471,7 +471,7 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
     // totals of each type; two control words plus two flags a tile.
     let nt = 30 * 34;
     assert_eq!(
-        plan.tiled_scratch(usize::MAX),
+        plan.scratch(usize::MAX),
         IntegralScratch {
             bytes_u32: 4 * nt * 386,
             bytes_u64: 8 * nt * 386,
@@ -502,12 +502,12 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
         [Arg::Buf(3), Arg::I32(3841), Arg::Buf(10), Arg::Buf(9)]
     );
     // Groups below 128 (a kernel limit of 100 gives 64): the tiled scan, and its scratch.
-    assert_eq!(plan.tiled_scratch(100).bytes_ctl, 0);
+    assert_eq!(plan.scratch(100).bytes_ctl, 0);
     let [tile_sums, _, _, _] = launches(plan, 100, Some((8, Some(9), None)));
     assert_eq!(tile_sums.kernel, names::INTEGRAL_TILE_SUMS_U8);
     // Without squares: one launch, no u64 scratch.
     let plan = p.integral_u8(img(1, 5, 3), img(2, 6, 4), None).unwrap();
-    assert_eq!(plan.tiled_scratch(usize::MAX).bytes_u64, 0);
+    assert_eq!(plan.scratch(usize::MAX).bytes_u64, 0);
     let [one] = launches(plan, usize::MAX, Some((8, None, Some(10))));
     assert_eq!(
         (one.kernel, one.groups()),
