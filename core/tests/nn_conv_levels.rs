@@ -5,8 +5,13 @@
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
+#[allow(dead_code)]
+#[path = "common/mod.rs"]
+mod common;
 #[path = "common/conv_reference.rs"]
 mod conv_reference;
+
+use common::Rng;
 
 use conv_reference::reference;
 use mvision_core::cpu::{self, Level};
@@ -23,17 +28,8 @@ fn blocked_at_every_level() {
     (b.dilation_h, b.groups) = (2, 2);
     shapes.push(b);
     shapes.push(Conv2dShape::new(1, 5, 8, 20, 16, 3, 3));
-    let mut seed = 0x5eed_u64;
-    let mut rnd = |len: usize| -> Vec<f32> {
-        (0..len)
-            .map(|_| {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-            })
-            .collect()
-    };
+    let mut rng = Rng::new(0x5eed);
+    let mut rnd = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.f32_in(-1.0, 1.0)).collect() };
     for s in &shapes {
         let d = s.dims().unwrap();
         let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));

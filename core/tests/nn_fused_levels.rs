@@ -18,8 +18,13 @@
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
+#[allow(dead_code)]
+#[path = "common/mod.rs"]
+mod common;
 #[path = "common/conv_reference.rs"]
 mod conv_reference;
+
+use common::Rng;
 
 use conv_reference::reference;
 use mvision_core::cpu::{self, Level};
@@ -30,13 +35,8 @@ use mvision_core::nn::tensor::Shape4;
 /// Every width from 1 to 40 once (1–3 narrower than the kernel, 16–18 and 32–34 around the
 /// vector width at stride 1, 33–35 at stride 2), then random geometry.
 fn shapes() -> Vec<Conv2dShape> {
-    let mut seed = 0xd3_u64;
-    let mut below = |n: usize| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 33) as usize % n
-    };
+    let mut rng = Rng::new(0xd3);
+    let mut below = |n: usize| rng.below(n);
     let mut out = vec![];
     for i in 0..160 {
         let c = 1 + below(3);
@@ -90,17 +90,8 @@ fn clamp_of(act: Activation) -> (f64, f64) {
 
 #[test]
 fn fused_paths_at_every_level() {
-    let mut seed = 0x5eed_u64;
-    let mut rnd = |len: usize| -> Vec<f32> {
-        (0..len)
-            .map(|_| {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((seed >> 40) as f32 / (1u64 << 24) as f32) * 8.0 - 4.0
-            })
-            .collect()
-    };
+    let mut rng = Rng::new(0x5eed);
+    let mut rnd = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.f32_in(-4.0, 4.0)).collect() };
     let acts = [
         Activation::None,
         Activation::Relu,
@@ -225,19 +216,11 @@ fn method_at_every_level(
     method: ConvMethod,
     shapes: &[Conv2dShape],
     levels: &[Level],
-    mut seed: u64,
+    seed: u64,
     min: usize,
 ) {
-    let mut rnd = |len: usize| -> Vec<f32> {
-        (0..len)
-            .map(|_| {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((seed >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
-            })
-            .collect()
-    };
+    let mut rng = Rng::new(seed);
+    let mut rnd = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.f32_in(-2.0, 2.0)).collect() };
     let acts = [
         Activation::Relu6,
         Activation::None,

@@ -7,6 +7,11 @@
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
+#[allow(dead_code)]
+#[path = "common/mod.rs"]
+mod common;
+
+use common::Rng;
 use mvision_core::cpu::{self, Level};
 use mvision_core::nn::pool::{max_pool2d, Pool2dShape};
 
@@ -41,13 +46,8 @@ fn reference(p: &Pool2dShape, x: &[f32]) -> Vec<f32> {
 
 #[test]
 fn max_pool_at_every_level() {
-    let mut seed = 0x7007_u64;
-    let mut next = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 33) as usize
-    };
+    let mut rng = Rng::new(0x7007);
+    let mut next = move || rng.next_u64() as usize;
     let levels: Vec<Level> = Level::ALL
         .into_iter()
         .filter(|&l| l <= cpu::detected())
