@@ -57,7 +57,16 @@ def run(cmd, what):
     return dt, None
 
 
-def check_one(mvision, folder, rtol):
+def check_one(mvision, folder, rtol, drop_converted=False):
+    ok = check_converted(mvision, folder, rtol)
+    if drop_converted:
+        for f in glob.glob(os.path.join(folder, "model.mvnn")) + glob.glob(
+                os.path.join(folder, "output*.npy")):
+            os.remove(f)
+    return ok
+
+
+def check_converted(mvision, folder, rtol):
     name = os.path.basename(os.path.normpath(folder))
     onnx_path = os.path.join(folder, "model.onnx")
     mvnn = os.path.join(folder, "model.mvnn")
@@ -116,6 +125,9 @@ def main():
     ap.add_argument("--dir", required=True, help="folder of model folders (make_archs.py --out)")
     ap.add_argument("--rtol", type=float, default=1e-4,
                     help="pass if max|y-e| <= rtol*max(1, max|e|) (default 1e-4)")
+    ap.add_argument("--drop-converted", action="store_true",
+                    help="delete each model.mvnn and output*.npy once checked (saves disk: "
+                         "AlexNet's .mvnn alone is 244 MB)")
     args = ap.parse_args()
 
     mvision = args.mvision
@@ -136,7 +148,7 @@ def main():
               file=sys.stderr)
         return 2
 
-    results = [check_one(mvision, f, args.rtol) for f in folders]
+    results = [check_one(mvision, f, args.rtol, args.drop_converted) for f in folders]
     n_fail = results.count(False)
     print(f"{len(results) - n_fail} passed, {n_fail} failed")
     return 1 if n_fail else 0

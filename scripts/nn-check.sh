@@ -25,7 +25,7 @@ mtcnn_wheel=$wheels/mtcnn-1.0.0-py3-none-any.whl
 
 echo "--- architectures vs ONNX Runtime"
 "$PY" models/make_archs.py --out build/nn-models
-"$PY" models/check_models.py --mvision "$mv" --dir build/nn-models
+"$PY" models/check_models.py --mvision "$mv" --dir build/nn-models --drop-converted
 
 echo "--- MTCNN (trained weights) vs ONNX Runtime, random inputs"
 "$PY" models/mtcnn_to_onnx.py --wheel "$mtcnn_wheel" --out build/nn-mtcnn
