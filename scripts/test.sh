@@ -53,6 +53,8 @@ cargo test --workspace --locked
 
 step "GPU filters: the streaming kernels on every size (MVISION_FILTER_STREAM=on; default auto runs them on large images only)"
 MVISION_FILTER_STREAM=on cargo test -p mvision-runtime --locked --test backends -- filter::
+step "GPU filters: f32 without fused multiply-adds, bit-identical to the CPU (MVISION_FILTER_FMA=off; the default fuses, within tolerance)"
+MVISION_FILTER_FMA=off cargo test -p mvision-runtime --locked --test backends -- filter::
 step "GPU integral: the look-back scan forced on PoCL (MVISION_INTEGRAL_SCAN=lookback; default auto runs it on CUDA and NVIDIA OpenCL)"
 MVISION_INTEGRAL_SCAN=lookback cargo test -p mvision-runtime --locked --test backends -- integral
 step "GPU filters: the packed-product (dp2a) u8 kernels on every size, emulated on PoCL (MVISION_FILTER_DOT=on)"

@@ -2,9 +2,16 @@
  * OpenCL C 1.2. mvision_kernels::source() prepends this, then the generated constants, then the
  * bodies. See kernels/SPEC.md for the macro contract; kernels/cuda/prelude.cuh is the twin. */
 
-/* Float sums must round after every multiply and every add, as the CPU reference does: OpenCL C
- * allows contracting a*b+c into one fma by default, which would change the last bits. */
+/* Float sums round after every multiply and every add, as the CPU reference does (OpenCL C
+ * allows contracting a*b+c into one fma by default, which would change the last bits), unless
+ * the host builds with -DMV_FP_CONTRACT=1: the filter program under MVISION_FILTER_FMA=on
+ * (mvision_kernels::program_option_list), whose f32 results then stay within the contract's
+ * tolerance instead of bit-identical. */
+#if defined(MV_FP_CONTRACT) && MV_FP_CONTRACT
+#pragma OPENCL FP_CONTRACT ON
+#else
 #pragma OPENCL FP_CONTRACT OFF
+#endif
 
 #define MV_KERNEL __kernel void
 /* A kernel whose work-group is exactly MV_TILE_W x MV_TILE_H (it sizes its local arrays so). */

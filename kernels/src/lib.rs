@@ -312,6 +312,10 @@ pub enum StreamMode {
 ///   their inside rows' sums from packed 16 × 8-bit products (`dp2a`, the `_dp` kernels) when
 ///   the coefficients fit 16 bits. Default `auto`: where the device has the instruction
 ///   ([`plan::Limits::dp2a`]).
+/// * `MVISION_FILTER_FMA=on|off` ([`FmaMode`]): whether the `f32` filters fuse each
+///   multiply-add (one rounding instead of two). Default `on`. Unlike the settings above this
+///   one changes `f32` images, within the contract's tolerance; `off` makes them bit-identical
+///   to the CPU's. `u8` images are the same either way.
 ///
 /// Unparsable values are ignored (the default holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -322,6 +326,23 @@ pub struct FilterTuning {
     pub stream_rows: usize,
     /// When the streaming `u8` kernels use packed products.
     pub dot: DotMode,
+    /// Whether the `f32` filters fuse their multiply-adds.
+    pub fma: FmaMode,
+}
+
+/// Whether the `f32` filter kernels (dense, separable, box, Gaussian, Sobel) compute `a·b + c`
+/// as one fused multiply-add (`MVISION_FILTER_FMA`). The CPU reference rounds the product and
+/// the sum separately, so fused results differ from it in the last bits, within the contract's
+/// `f32` tolerance (`|got − want| ≤ 1e-5·|want| + 1e-5·scale`, `kernels/SPEC.md`); they are
+/// faster on the GPU (7 × 7 `f32` 1.26×, Gaussian 7 `f32` 1.14× on the H200; BENCHMARKS.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FmaMode {
+    /// `off`: two roundings, as the CPU; `f32` images bit-identical to the CPU's.
+    Off,
+    /// `on` (the default): fused; CUDA builds the filter program with `--fmad=true`, OpenCL
+    /// with `-DMV_FP_CONTRACT=1` (`#pragma OPENCL FP_CONTRACT ON`; the compiler fuses where the
+    /// device has a fused multiply-add).
+    On,
 }
 
 /// When the streaming `u8` filters use packed 16 × 8-bit products (`MVISION_FILTER_DOT`); only
@@ -345,6 +366,7 @@ impl FilterTuning {
         stream: StreamMode::Auto,
         stream_rows: STREAM_ROWS,
         dot: DotMode::Auto,
+        fma: FmaMode::On,
     };
 
     /// The tuning of `MVISION_FILTER_STREAM`'s and `MVISION_FILTER_STREAM_ROWS`'s values
@@ -376,6 +398,17 @@ impl FilterTuning {
         t
     }
 
+    /// This tuning with the fused multiply-adds of `MVISION_FILTER_FMA`'s value (`None` or
+    /// unparsable: unchanged).
+    pub fn with_fma(mut self, fma: Option<&str>) -> Self {
+        match fma.map(str::trim) {
+            Some("off") => self.fma = FmaMode::Off,
+            Some("on") => self.fma = FmaMode::On,
+            _ => {}
+        }
+        self
+    }
+
     /// The process's tuning, read on the first call.
     pub fn get() -> Self {
         static TUNING: std::sync::OnceLock<FilterTuning> = std::sync::OnceLock::new();
@@ -386,21 +419,27 @@ impl FilterTuning {
                 var("MVISION_FILTER_STREAM_ROWS").as_deref(),
                 var("MVISION_FILTER_DOT").as_deref(),
             )
+            .with_fma(var("MVISION_FILTER_FMA").as_deref())
         })
     }
 
     /// `"auto/4"`, `"on/4"` or `"off"`, as benchmarks print it, with `"/dot-off"` or
-    /// `"/dot-on"` appended unless the packed products are `auto`.
+    /// `"/dot-on"` appended unless the packed products are `auto`, and `"/fma-off"` without
+    /// fused multiply-adds.
     pub fn label(&self) -> String {
         let dot = match self.dot {
             DotMode::Off => "/dot-off",
             DotMode::Auto => "",
             DotMode::On => "/dot-on",
         };
+        let fma = match self.fma {
+            FmaMode::Off => "/fma-off",
+            FmaMode::On => "",
+        };
         match self.stream {
-            StreamMode::Off => "off".to_owned(),
-            StreamMode::Auto => format!("auto/{}{dot}", self.stream_rows),
-            StreamMode::On => format!("on/{}{dot}", self.stream_rows),
+            StreamMode::Off => format!("off{fma}"),
+            StreamMode::Auto => format!("auto/{}{dot}{fma}", self.stream_rows),
+            StreamMode::On => format!("on/{}{dot}{fma}", self.stream_rows),
         }
     }
 
@@ -755,6 +794,30 @@ pub fn build_option_list(tile: Tile, backend: Backend) -> Vec<String> {
     ];
     if backend == Backend::Cuda {
         v.push("--fmad=false".to_owned());
+    }
+    v
+}
+
+/// The compiler options of `set`'s program for `tile` under `fma`: [`build_option_list`], and
+/// for [`KernelSet::Filter`] with [`FmaMode::On`] fused multiply-adds in the `f32` filters
+/// (CUDA: `--fmad=true` instead of `--fmad=false`; OpenCL: `-DMV_FP_CONTRACT=1`, which turns
+/// the prelude's `FP_CONTRACT` pragma on). The other sets always round twice: their `f32`
+/// kernels (resize, pyramid) stay bit-identical to the CPU.
+pub fn program_option_list(
+    set: KernelSet,
+    tile: Tile,
+    backend: Backend,
+    fma: FmaMode,
+) -> Vec<String> {
+    let mut v = build_option_list(tile, backend);
+    if set == KernelSet::Filter && fma == FmaMode::On {
+        match backend {
+            Backend::Cuda => {
+                v.retain(|o| o != "--fmad=false");
+                v.push("--fmad=true".to_owned());
+            }
+            Backend::OpenCl => v.push("-DMV_FP_CONTRACT=1".to_owned()),
+        }
     }
     v
 }

@@ -159,6 +159,57 @@ fn build_options_carry_the_tile() {
     );
     assert_eq!(Tile::default(), Tile::new(16, 16));
     assert_eq!(Tile::new(32, 8).halo(), (46, 22));
+}
+
+#[test]
+fn only_the_filter_program_fuses_multiply_adds() {
+    use crate::{program_option_list, FilterTuning, FmaMode};
+    let t = Tile::SEED_8X4;
+    let tile = ["-DMV_TILE_W=8", "-DMV_TILE_H=4"];
+    for set in KernelSet::ALL {
+        for backend in [Backend::Cuda, Backend::OpenCl] {
+            assert_eq!(
+                program_option_list(set, t, backend, FmaMode::Off),
+                build_option_list(t, backend),
+                "{set:?} {backend:?}: off is the plain options"
+            );
+        }
+    }
+    assert_eq!(
+        program_option_list(KernelSet::Filter, t, Backend::Cuda, FmaMode::On),
+        [tile[0], tile[1], "--fmad=true"]
+    );
+    assert_eq!(
+        program_option_list(KernelSet::Filter, t, Backend::OpenCl, FmaMode::On),
+        [tile[0], tile[1], "-DMV_FP_CONTRACT=1"]
+    );
+    for set in [KernelSet::Integral, KernelSet::Resample] {
+        assert_eq!(
+            program_option_list(set, t, Backend::Cuda, FmaMode::On),
+            [tile[0], tile[1], "--fmad=false"],
+            "{set:?}"
+        );
+        assert_eq!(
+            program_option_list(set, t, Backend::OpenCl, FmaMode::On),
+            tile,
+            "{set:?}"
+        );
+    }
+    let d = FilterTuning::DEFAULT;
+    assert_eq!(d.fma, FmaMode::On);
+    assert_eq!(d.label(), "auto/4");
+    let off = d.with_fma(Some(" off "));
+    assert_eq!(off.fma, FmaMode::Off);
+    assert_eq!(off.label(), "auto/4/fma-off");
+    assert_eq!(
+        FilterTuning::parse(Some("off"), None)
+            .with_fma(Some("off"))
+            .label(),
+        "off/fma-off"
+    );
+    assert_eq!(off.with_fma(Some("on")), d);
+    assert_eq!(d.with_fma(Some("fused")), d, "unparsable: unchanged");
+    assert_eq!(d.with_fma(None), d);
     assert_eq!(
         KernelSet::Filter.local_mem_bytes(Tile::DEFAULT),
         4 * (16 * crate::PX_U8) * 30,

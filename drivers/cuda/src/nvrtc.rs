@@ -107,9 +107,11 @@ pub fn target_for(cc: (u32, u32)) -> Result<Target> {
 }
 
 /// Compiles the CUDA program of kernel set `set` for work-group `tile` and `target`: the
-/// source and options of `mvision_kernels` (prelude, constants, bodies; `-DMV_TILE_W/H`,
-/// `--fmad=false`). Sets that do not depend on the tile ([`KernelSet::uses_tile`]) are built
-/// with [`Tile::DEFAULT`] whatever `tile` says, as drivers key them.
+/// source and options of `mvision_kernels` (prelude, constants, bodies; `-DMV_TILE_W/H`, and
+/// `--fmad=false` except for the filter program under `MVISION_FILTER_FMA=on`, the default:
+/// `mvision_kernels::program_option_list`). Sets that do not depend on the tile
+/// ([`KernelSet::uses_tile`]) are built with [`Tile::DEFAULT`] whatever `tile` says, as
+/// drivers key them.
 ///
 /// Errors: as [`compile`].
 pub fn compile_kernel_set(set: KernelSet, tile: Tile, target: Target) -> Result<Compiled> {
@@ -118,7 +120,12 @@ pub fn compile_kernel_set(set: KernelSet, tile: Tile, target: Target) -> Result<
         &format!("mv_{}_{}x{}.cu", set.name(), tile.w, tile.h),
         &mvision_kernels::source(set, Backend::Cuda),
         target,
-        &mvision_kernels::build_option_list(tile, Backend::Cuda),
+        &mvision_kernels::program_option_list(
+            set,
+            tile,
+            Backend::Cuda,
+            mvision_kernels::FilterTuning::get().fma,
+        ),
     )
 }
 

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner};
-use mvision_kernels::{build_options, source, Backend, KernelSet, Tile};
+use mvision_kernels::{program_option_list, source, Backend, FilterTuning, KernelSet, Tile};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context as ClContext;
 use opencl3::device::Device;
@@ -206,11 +206,14 @@ impl Context {
         &self.queue
     }
 
-    /// The build options of a program for `tile`: the tile's; on NVIDIA devices that run PTX
-    /// `dp2a` also `-DMV_NV_PTX=1` (the preludes then use inline PTX) and
-    /// `-cl-nv-maxrregcount=`[`NV_MAX_REGISTERS`] (or `MVISION_OPENCL_NV_MAXRREG`; 0: none).
-    fn options(&self, tile: Tile) -> String {
-        let mut o = build_options(tile);
+    /// The build options of `set`'s program for `tile`: `mvision_kernels::program_option_list`
+    /// (the tile's, and for the filters under `MVISION_FILTER_FMA=on` the contraction flag); on
+    /// NVIDIA devices that run PTX `dp2a` also `-DMV_NV_PTX=1` (the preludes then use inline
+    /// PTX) and `-cl-nv-maxrregcount=`[`NV_MAX_REGISTERS`] (or `MVISION_OPENCL_NV_MAXRREG`; 0:
+    /// none).
+    fn options(&self, set: KernelSet, tile: Tile) -> String {
+        let mut o =
+            program_option_list(set, tile, Backend::OpenCl, FilterTuning::get().fma).join(" ");
         if self.info.has_dp2a() {
             o.push_str(" -DMV_NV_PTX=1");
             let cap = std::env::var("MVISION_OPENCL_NV_MAXRREG")
@@ -241,8 +244,11 @@ impl Context {
 
     fn compile(&self, set: KernelSet, tile: Tile) -> Result<Arc<Built>> {
         let name = format!("the {} kernels (tile {}x{})", set.name(), tile.w, tile.h);
-        let program =
-            self.build_program(name, &source(set, Backend::OpenCl), &self.options(tile))?;
+        let program = self.build_program(
+            name,
+            &source(set, Backend::OpenCl),
+            &self.options(set, tile),
+        )?;
         let mut kernels = HashMap::new();
         for &k in set.kernel_names() {
             let kernel = Kernel::create(&program, k).map_err(Error::cl("clCreateKernel"))?;

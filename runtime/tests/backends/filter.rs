@@ -6,12 +6,24 @@ use mvision_core::filter::{
     SepKernelQ, MAX_KERNEL_SIZE,
 };
 use mvision_kernels::testing::{borders_f32, borders_u8, max_abs, random_f32, random_u8, Rng};
+use mvision_kernels::{FilterTuning, FmaMode};
 use mvision_runtime::{ops, Backend};
 
 use crate::{
     alloc, assert_close, assert_exact, contexts, download, reference, run_everywhere, run_where,
-    upload, zeros, SIZES, VARIANTS,
+    upload, zeros, HostImage, SIZES, VARIANTS,
 };
+
+/// The `f32` filter rule: with fused multiply-adds (`MVISION_FILTER_FMA=on`, the default)
+/// every backend is within the contract's tolerance of the CPU; without them
+/// (`MVISION_FILTER_FMA=off`, a CI step) every backend equals the CPU bit for bit.
+#[track_caller]
+fn assert_f32(got: &[(Backend, Vec<f32>)], want: &HostImage<f32>, scale: f32, what: &str) {
+    match FilterTuning::get().fma {
+        FmaMode::On => assert_close(got, want, scale, what),
+        FmaMode::Off => assert_exact(got, want, &format!("{what} (MVISION_FILTER_FMA=off)")),
+    }
+}
 
 /// Kernel sizes per image: every odd size on small images, the extremes and a few between on
 /// the VGA frame (the CPU reference is the slow part).
@@ -101,7 +113,7 @@ fn filter2d_f32_matches_the_cpu_in_every_variant() {
                         |a, o| ops::filter2d_f32(a, o, &kernel, border, v),
                     );
                     let what = format!("filter2d_f32 {w}x{h} k{k} {border:?} {v:?}");
-                    assert_close(&got, &want, scale, &what);
+                    assert_f32(&got, &want, scale, &what);
                 }
             }
         }
@@ -167,7 +179,7 @@ fn sep_filter_f32_matches_the_cpu() {
                 let gain: f32 = kx.iter().map(|c| c.abs()).sum::<f32>()
                     * ky.iter().map(|c| c.abs()).sum::<f32>();
                 let what = format!("sep_filter_f32 {w}x{h} {lx}x{ly} {border:?}");
-                assert_close(&got, &want, gain * max_abs(&src, border), &what);
+                assert_f32(&got, &want, gain * max_abs(&src, border), &what);
             }
         }
     }
@@ -192,7 +204,7 @@ fn box_blur_matches_the_cpu_for_every_size() {
                 });
                 let got = run_everywhere(&src32, (w, h), |a, o| ops::box_blur_f32(a, o, k, b32));
                 let what = format!("box_blur_f32 {w}x{h} k{k} {b32:?}");
-                assert_close(&got, &want, max_abs(&src32, b32), &what);
+                assert_f32(&got, &want, max_abs(&src32, b32), &what);
             }
         }
     }
@@ -234,7 +246,7 @@ fn gaussian_blur_matches_the_cpu() {
                     ops::gaussian_blur_f32(a, o, k, s, b32)
                 });
                 let what = format!("gaussian_blur_f32 {w}x{h} k{k} s{s} {b32:?}");
-                assert_close(&got, &want, max_abs(&src32, b32), &what);
+                assert_f32(&got, &want, max_abs(&src32, b32), &what);
             }
         }
     }
@@ -267,13 +279,13 @@ fn sobel_matches_the_cpu() {
                 let (mut gx, mut gy) = (alloc::<f32>(ctx, *b, (w, h)), alloc(ctx, *b, (w, h)));
                 ops::sobel_f32(&a, &mut gx, &mut gy, b32).unwrap();
                 let what = format!("sobel_f32 {w}x{h} {b32:?}");
-                assert_close(
+                assert_f32(
                     &[(*b, download(*b, &gx))],
                     &fx,
                     scale,
                     &format!("{what} dx"),
                 );
-                assert_close(
+                assert_f32(
                     &[(*b, download(*b, &gy))],
                     &fy,
                     scale,
@@ -337,14 +349,14 @@ fn streaming_filters_match_the_cpu_inside_and_at_every_edge() {
                 let gain: f32 = kx.iter().map(|c| c.abs()).sum::<f32>()
                     * ky.iter().map(|c| c.abs()).sum::<f32>();
                 let what = format!("sep_filter_f32 {w}x{h} k{k} {b32:?}");
-                assert_close(&got, &want, gain * max_abs(&src32, b32), &what);
+                assert_f32(&got, &want, gain * max_abs(&src32, b32), &what);
 
                 let want = reference(&src32, (w, h), |a, b| {
                     f::box_blur_f32(a, b, k, b32, &mut vec![0.0; len])
                 });
                 let got = run_everywhere(&src32, (w, h), |a, o| ops::box_blur_f32(a, o, k, b32));
                 let what = format!("box_blur_f32 {w}x{h} k{k} {b32:?}");
-                assert_close(&got, &want, max_abs(&src32, b32), &what);
+                assert_f32(&got, &want, max_abs(&src32, b32), &what);
             }
         }
     }
