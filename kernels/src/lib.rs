@@ -299,7 +299,8 @@ pub enum StreamMode {
 }
 
 /// Run-time choice of the filter kernels, read once per process from the environment
-/// ([`FilterTuning::get`]); every setting gives bit-identical images, only the speed differs.
+/// ([`FilterTuning::get`]); every setting but `MVISION_FILTER_FMA` gives bit-identical images,
+/// only the speed differs (`f32` ones: when not fused).
 /// * `MVISION_FILTER_STREAM=off|auto|on` ([`StreamMode`]): whether the tiled variant of the
 ///   separable filters (box and Gaussian blurs included) and of the 3 × 3 `u8` dense filter runs
 ///   the streaming kernels (register windows read straight from global memory, no local memory)
