@@ -133,7 +133,8 @@ pub struct IntegralTuning {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IntegralScan {
     /// `auto` (the default): [`IntegralScan::LookBack`] on devices where work-groups may wait
-    /// on earlier ones ([`plan::Limits::lookback`]), else [`IntegralScan::Tiled`].
+    /// on earlier ones ([`plan::Limits::lookback`]) unless the table of squares is wanted on an
+    /// image of at least [`INTEGRAL_LOOKBACK_SQ_MAX_PIXELS`]; else [`IntegralScan::Tiled`].
     Auto,
     /// `lookback`: one launch per table (`mv_integral_lookback_u8`, `…_sq_u8`) of one
     /// [`INTEGRAL_LOOKBACK_GROUP`]-work-item group per tile of [`INTEGRAL_LOOKBACK_TILE_W`] ×
@@ -158,6 +159,13 @@ pub const INTEGRAL_LOOKBACK_TILE_W: usize = 128;
 /// registers by its work-group. Tall tiles keep the look-back up a column of tiles short: its
 /// column sums cost `w · h² / (2 · MV_LB_H²)` loads from the cache over an image.
 pub const INTEGRAL_LOOKBACK_TILE_H: usize = 64;
+
+/// With the table of squares, [`IntegralScan::Auto`] runs the look-back scan only on images of
+/// fewer pixels than this (2²⁰), the tiled scan from it on. Measured on the H200, tiled /
+/// look-back with squares: 3840 × 2160 CUDA 1.06×, NVIDIA OpenCL 1.31×; 1920 × 1080 1.01× /
+/// 1.10×; 640 × 480 0.87× / 0.93× (BENCHMARKS.md, seventh session). The table of pixels alone
+/// takes the look-back scan at every size.
+pub const INTEGRAL_LOOKBACK_SQ_MAX_PIXELS: usize = 1 << 20;
 
 /// Pass 2 of the tiled integral scan (`MVISION_INTEGRAL_CARRIES`); the column groups are the
 /// same in `Tiled` and `Par`.

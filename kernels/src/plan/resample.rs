@@ -8,8 +8,8 @@ use mvision_core::{Border, Error as CoreError};
 use super::{border_f32, border_u8, same_size, Arg, Img, Launch, Limits, PlanError, Planner};
 use crate::{
     names, IntegralCarries, IntegralScan, IntegralTuning, KernelSet, Tile, INTEGRAL_GROUP_MIN,
-    INTEGRAL_LOOKBACK_GROUP, INTEGRAL_LOOKBACK_TILE_H, INTEGRAL_LOOKBACK_TILE_W, INTEGRAL_SCAN_MAX,
-    INTEGRAL_TILE_W,
+    INTEGRAL_LOOKBACK_GROUP, INTEGRAL_LOOKBACK_SQ_MAX_PIXELS, INTEGRAL_LOOKBACK_TILE_H,
+    INTEGRAL_LOOKBACK_TILE_W, INTEGRAL_SCAN_MAX, INTEGRAL_TILE_W,
 };
 
 /// A validated integral image: its launches, whose work-group size waits for the limit the
@@ -81,12 +81,16 @@ impl<B: Copy> IntegralPlan<B> {
     }
 
     /// Whether the look-back scan runs ([`IntegralScan`]): asked for, or `auto` on a device
-    /// with [`Limits::lookback`]; and the device allows work-groups of
+    /// with [`Limits::lookback`] (with the squares: on images of fewer than
+    /// [`INTEGRAL_LOOKBACK_SQ_MAX_PIXELS`]); and the device allows work-groups of
     /// [`INTEGRAL_LOOKBACK_GROUP`] (as [`IntegralPlan::tiled_group`] sees it: the same limits
     /// bound both scans' groups, whose local memory the tiled scan's check covers).
     fn lookback(&self, group: Option<usize>) -> bool {
         let wanted = match IntegralTuning::get().scan {
-            IntegralScan::Auto => self.limits.lookback,
+            IntegralScan::Auto => {
+                let (w, h) = self.size;
+                self.limits.lookback && !(self.want_sq && w * h >= INTEGRAL_LOOKBACK_SQ_MAX_PIXELS)
+            }
             IntegralScan::LookBack => true,
             IntegralScan::Tiled => false,
         };

@@ -460,16 +460,43 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
         return; // the choice below is the default tuning's (MVISION_INTEGRAL_* set)
     }
     let p = Planner::new(CTX, GPU);
-    let plan = p
+    // With the squares, from INTEGRAL_LOOKBACK_SQ_MAX_PIXELS on: the tiled scan; the table of
+    // pixels alone: the look-back scan at any size.
+    let big = |sq: bool| {
+        let sq = sq.then(|| img(3, 3841, 2161));
+        p.integral_u8(img(1, 3840, 2160), img(2, 3841, 2161), sq)
+            .unwrap()
+    };
+    assert_eq!(big(true).scratch(usize::MAX).bytes_ctl, 0);
+    let [tile_sums, _, _, _] = launches(big(true), usize::MAX, Some((8, Some(9), Some(10))));
+    assert_eq!(tile_sums.kernel, names::INTEGRAL_TILE_SUMS_U8);
+    let [one] = launches(big(false), usize::MAX, Some((8, None, Some(10))));
+    assert_eq!(one.kernel, names::INTEGRAL_LOOKBACK_U8);
+    let (w, h) = (1280, 819); // 1 048 320 pixels, just under 2^20
+    assert!(w * h < crate::INTEGRAL_LOOKBACK_SQ_MAX_PIXELS);
+    assert!(w * (h + 1) >= crate::INTEGRAL_LOOKBACK_SQ_MAX_PIXELS);
+    let edge = p
         .integral_u8(
-            img(1, 3840, 2160),
-            img(2, 3841, 2161),
-            Some(img(3, 3841, 2161)),
+            img(1, w, h + 1),
+            img(2, w + 1, h + 2),
+            Some(img(3, w + 1, h + 2)),
         )
         .unwrap();
-    // 30 x 34 tiles of 128 x 64; per tile 2 · 64 row sums, 2 · 128 column sums and two
+    assert_eq!(
+        edge.scratch(usize::MAX).bytes_ctl,
+        0,
+        "2^20 pixels and more: tiled"
+    );
+    let plan = p
+        .integral_u8(
+            img(1, w, h),
+            img(2, w + 1, h + 1),
+            Some(img(3, w + 1, h + 1)),
+        )
+        .unwrap();
+    // 10 x 13 tiles of 128 x 64; per tile 2 · 64 row sums, 2 · 128 column sums and two
     // totals of each type; two control words plus two flags a tile.
-    let nt = 30 * 34;
+    let nt = 10 * 13;
     assert_eq!(
         plan.scratch(usize::MAX),
         IntegralScratch {
@@ -489,17 +516,17 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
         sums.args[2..8],
         [
             Arg::Buf(2),
-            Arg::I32(3841),
+            Arg::I32(1281),
             Arg::Buf(10),
             Arg::Buf(8),
-            Arg::I32(3840),
-            Arg::I32(2160)
+            Arg::I32(1280),
+            Arg::I32(819)
         ]
     );
     assert_eq!(squares.kernel, names::INTEGRAL_LOOKBACK_SQ_U8);
     assert_eq!(
         squares.args[2..6],
-        [Arg::Buf(3), Arg::I32(3841), Arg::Buf(10), Arg::Buf(9)]
+        [Arg::Buf(3), Arg::I32(1281), Arg::Buf(10), Arg::Buf(9)]
     );
     // Groups below 128 (a kernel limit of 100 gives 64): the tiled scan, and its scratch.
     assert_eq!(plan.scratch(100).bytes_ctl, 0);
