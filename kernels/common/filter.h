@@ -959,7 +959,7 @@ MV_INLINE mv_i32 mv_dp_row(const mv_u32* wd, const mv_u32* pe, const mv_u32* po,
         if (i - ty >= 0 && i - ty < MV_STREAM_ROWS) {                                         \
             MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                        \
             {                                                                                 \
-                mv_i32 s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                           \
+                ACC s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                              \
                 MV_UNROLL for (int tx = 0; tx < K; ++tx)                                      \
                 {                                                                             \
                     s = s + ck[ty * K + tx] * win[j + tx];                                    \
@@ -1018,6 +1018,27 @@ MV_INLINE mv_i32 mv_dp_row(const mv_u32* wd, const mv_u32* pe, const mv_u32* po,
                          MV_SDENSE_DONE(K))                                                   \
     }
 MV_DEFINE_SDENSE_U8(3)
+#undef PIX
+#undef ACC
+
+/* mv_sdense_f32_k<K>: the dense float K x K filter of work-item (x, y0), in the tiled kernel's
+ * (and the CPU's) order: each output from 0, kernel rows top down, taps left to right. */
+#define PIX float
+#define ACC float
+#define MV_SDENSE_F32_DONE(K)                                                                 \
+    MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                              \
+        o_[j] = acc[MV_SLOT(u, K - 1, K)][j];                                                 \
+    }
+MV_INLINE void mv_sdense_f32_k3(MV_CONSTANT float* c, MV_SARGS)
+{
+    float ck[9];
+    MV_UNROLL for (int t = 0; t < 9; ++t)
+    {
+        ck[t] = c[t];
+    }
+    float acc[3][MV_SPX];
+    MV_STREAM_LOOP(f32, 3, float, MV_SDENSE_ROW(3), MV_SDENSE_F32_DONE(3))
+}
 #undef PIX
 #undef ACC
 
@@ -1170,6 +1191,24 @@ MV_KERNEL_LEAN mv_filter2d_u8_stream_dp(MV_FILTER2D_U8_STREAM_PARAMS)
 MV_KERNEL_LEAN mv_sep_filter_u8_stream_dp(MV_SEP_U8_STREAM_PARAMS)
 {
     MV_SEP_U8_STREAM_BODY(mv_ssep_u8dp_k)
+}
+
+MV_KERNEL_LEAN mv_filter2d_f32_stream(MV_GLOBAL const float* src, int src_stride,
+                                      MV_GLOBAL float* dst, int dst_stride, int width,
+                                      int height, MV_CONSTANT float* coeffs, int ksize,
+                                      int border_mode, float border_value)
+{
+    int x = MV_GID_X * MV_SPX;
+    int y0 = MV_GID_Y * MV_STREAM_ROWS;
+    if (x >= width || y0 >= height) {
+        return;
+    }
+    int cols[MV_SWIN];
+    int fast = mv_scols(src, src_stride, width, x, ksize / 2, border_mode, 16, cols);
+    if (ksize == 3) {
+        mv_sdense_f32_k3(coeffs, src, src_stride, dst, dst_stride, width, height, x, y0, fast,
+                         cols, border_mode, border_value);
+    }
 }
 
 MV_KERNEL_LEAN mv_sep_filter_f32_stream(MV_GLOBAL const float* src, int src_stride,

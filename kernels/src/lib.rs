@@ -475,8 +475,8 @@ impl FilterTuning {
             }
     }
 
-    /// Whether a dense `u8` filter of `k × k` taps runs the streaming kernel (3 × 3 only: it
-    /// was faster at every size measured, while at 7 × 7 the halo tile was).
+    /// Whether a dense filter of `k × k` taps runs the streaming kernel (3 × 3 only: `u8` was
+    /// faster at every size measured, while at 7 × 7 the halo tile was).
     pub fn streams_dense(&self, k: usize) -> bool {
         self.stream != StreamMode::Off && k == 3
     }
@@ -522,6 +522,8 @@ pub mod names {
     pub const SEP_FILTER_U8_STREAM_DP: &str = "mv_sep_filter_u8_stream_dp";
     /// Separable float filter, square 3, 5 or 7 taps, streaming (register windows).
     pub const SEP_FILTER_F32_STREAM: &str = "mv_sep_filter_f32_stream";
+    /// Dense float 3 × 3 filter, streaming (register windows).
+    pub const FILTER2D_F32_STREAM: &str = "mv_filter2d_f32_stream";
     /// Separable fixed-point filter (also box and Gaussian blur).
     pub const SEP_FILTER_U8_TILED: &str = "mv_sep_filter_u8_tiled";
     /// Separable float filter (also box and Gaussian blur).
@@ -603,6 +605,7 @@ impl KernelSet {
                 FILTER2D_U8_STREAM,
                 SEP_FILTER_U8_STREAM,
                 SEP_FILTER_F32_STREAM,
+                FILTER2D_F32_STREAM,
                 FILTER2D_U8_STREAM_DP,
                 SEP_FILTER_U8_STREAM_DP,
                 SOBEL_U8,

@@ -31,7 +31,7 @@ fn check_box(ksize: usize) -> Result<(), CoreError> {
 struct Dense<'a, B> {
     /// `[naive, tiled]` kernel names.
     names: [&'static str; 2],
-    /// The streaming kernel, where one exists (`u8`).
+    /// The streaming kernel (3 × 3).
     stream: Option<&'static str>,
     /// The streaming kernel with packed products and the coefficients it checks (`u8`).
     packed: Option<(&'static str, &'a [i32])>,
@@ -100,7 +100,7 @@ impl Planner {
     ) -> Result<Launch<B>, PlanError> {
         let dense = Dense {
             names: [names::FILTER2D_F32_NAIVE, names::FILTER2D_F32_TILED],
-            stream: None,
+            stream: Some(names::FILTER2D_F32_STREAM),
             packed: None,
             coeffs: table_f32(kernel.coeffs()),
             ksize: kernel.size(),

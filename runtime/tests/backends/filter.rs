@@ -322,6 +322,23 @@ fn streaming_filters_match_the_cpu_inside_and_at_every_edge() {
                 });
                 assert_exact(&got, &want, &format!("filter2d_u8 {w}x{h} k{k} {b8:?}"));
 
+                let coeffs: Vec<f32> = (0..k * k).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+                let dense = Kernel2dF32::new(k, &coeffs).unwrap();
+                let want = reference(&src32, (w, h), |a, b| {
+                    let mut scratch = vec![0.0; filter2d_scratch_len(w, k)];
+                    f::filter2d_f32(a, b, &dense, b32, &mut scratch)
+                });
+                let got = run_everywhere(&src32, (w, h), |a, o| {
+                    ops::filter2d_f32(a, o, &dense, b32, VARIANTS[1])
+                });
+                let scale = coeffs.iter().map(|c| c.abs()).sum::<f32>() * max_abs(&src32, b32);
+                assert_f32(
+                    &got,
+                    &want,
+                    scale,
+                    &format!("filter2d_f32 {w}x{h} k{k} {b32:?}"),
+                );
+
                 let len = separable_scratch_len(w, k, k);
                 let kx: Vec<i32> = (0..k).map(|_| rng.range(-64, 64) as i32).collect();
                 let ky: Vec<i32> = (0..k).map(|_| rng.range(0, 24) as i32).collect();
