@@ -299,10 +299,11 @@ pub const STREAM_MIN_ITEMS: usize = 1 << 18;
 pub enum StreamMode {
     /// `off`: the local-memory halo tiles of seed 002 everywhere.
     Off,
-    /// `auto` (the default): the dense 3 × 3 `u8` filter always; separable filters of 3, 5 or 7
-    /// square taps when the launch has at least [`STREAM_MIN_ITEMS`] work-items.
+    /// `auto` (the default): the dense 3 × 3 filters (`u8`, `f32`) always; separable filters
+    /// of 3, 5 or 7 square taps when the launch has at least [`STREAM_MIN_ITEMS`] work-items.
     Auto,
-    /// `on`: wherever a streaming kernel exists (dense 3 × 3 `u8`; separable 3, 5, 7 square).
+    /// `on`: wherever a streaming kernel exists (dense 3 × 3 `u8` and `f32`; separable 3, 5,
+    /// 7 square).
     On,
 }
 
@@ -310,7 +311,7 @@ pub enum StreamMode {
 /// ([`FilterTuning::get`]); every setting but `MVISION_FILTER_FMA` gives bit-identical images,
 /// only the speed differs (`f32` ones: when not fused).
 /// * `MVISION_FILTER_STREAM=off|auto|on` ([`StreamMode`]): whether the tiled variant of the
-///   separable filters (box and Gaussian blurs included) and of the 3 × 3 `u8` dense filter runs
+///   separable filters (box and Gaussian blurs included) and of the 3 × 3 dense filters runs
 ///   the streaming kernels (register windows read straight from global memory, no local memory)
 ///   or the halo tiles. Default `auto`.
 /// * `MVISION_FILTER_STREAM_ROWS=N`, `N` ∈ {2, 4, 8, 16, 32}: output rows per work-item of the
