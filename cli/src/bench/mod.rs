@@ -594,7 +594,7 @@ fn report_json(
     })
 }
 
-/// The process's GPU kernel tuning (`MVISION_FILTER_STREAM*`, `MVISION_INTEGRAL_*`), as
+/// The process's GPU kernel tuning (`MVISION_FILTER_*`, `MVISION_INTEGRAL_*`), as
 /// `"filter auto/4, integral 256x64/shfl/g256"`.
 fn kernel_tuning() -> String {
     format!(
