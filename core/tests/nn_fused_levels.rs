@@ -11,6 +11,10 @@
 //!   output channels, 16 output pixels per vector, tiles of 3 vectors, a last vector shifted
 //!   to end at the row's end), on rows of exactly 16 outputs up to 112, kernels 2×2 to 7×7, and
 //!   near misses that take the plain direct loops (15-pixel rows, 24 output channels);
+//! * the direct method's path for pointwise kernels on small maps (up to 4 vectors of 16
+//!   pixels × 6–16 output channels per tile, masked last vector or 1–3 trailing pixels as dot
+//!   products, shifted last channel tile), on maps of 1 to 256 pixels, 1 to 1030 input
+//!   channels, groups and batch 2, and near misses;
 //!
 //! all agree with a double-precision reference within `f32` rounding, and fusing the
 //! activation gives the same bits as the convolution followed by `apply_activation`, whose
@@ -166,6 +170,44 @@ fn fused_paths_at_every_level() {
         0xf125,
         36,
     );
+    method_at_every_level(
+        ConvMethod::Direct,
+        &small_pointwise_shapes(),
+        &levels,
+        0x51a1,
+        52,
+    );
+}
+
+/// Pointwise shapes of the direct method's small-map path (at least 16 output channels per
+/// group, at most 256 pixels): maps of 1, 15, 16, 17, 18, 32, 49, 51, 196 and 256 pixels (one
+/// vector masked or full, tiles of 1 to 4 vectors, 13 vectors as 4 + 3 + 3 + 3, 1–3 trailing
+/// pixels as dot products, over 1 to 1030 input channels — 1030 too many for their stack copy,
+/// so a masked vector), output channels 16, 17, 25, 40 and 160 (channel tiles shifted back to
+/// end at the last channel), groups and batch 2; the last two take the plain direct loops
+/// (272 pixels, 15 channels).
+fn small_pointwise_shapes() -> Vec<Conv2dShape> {
+    let mut v = vec![];
+    for (n, c_in, h, w, c_out, groups) in [
+        (1, 8, 1, 1, 16, 1),
+        (1, 3, 3, 5, 17, 1),
+        (2, 5, 4, 4, 40, 1),
+        (1, 1, 1, 17, 16, 1),
+        (1, 12, 4, 8, 24, 1),
+        (1, 100, 7, 7, 160, 1),
+        (1, 20, 1, 18, 16, 1),
+        (2, 33, 3, 17, 25, 1),
+        (1, 1030, 7, 7, 16, 1),
+        (1, 38, 14, 14, 64, 2),
+        (2, 7, 16, 16, 33, 1),
+        (1, 4, 17, 16, 16, 1),
+        (1, 6, 7, 7, 15, 1),
+    ] {
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, 1, 1);
+        s.groups = groups;
+        v.push(s);
+    }
+    v
 }
 
 /// Unpadded stride-2 shapes with few input channels: output rows of 16 (one vector), 19, 28,

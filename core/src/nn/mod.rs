@@ -29,5 +29,6 @@ pub mod model;
 pub mod plan;
 pub mod pool;
 pub mod reduce;
+mod small_pointwise;
 pub mod tensor;
 mod winograd;
