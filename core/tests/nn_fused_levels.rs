@@ -4,7 +4,8 @@
 //!
 //! * the direct method's depthwise 3×3 path (16 outputs per vector, masked border lanes and
 //!   tails, stride 2 de-interleaved), on maps from 1×1 to wider than two vectors, strides 1–3,
-//!   every padding up to 2, batch 1–2;
+//!   every padding up to 2, batch 1–2, and stride-2 planes split into phase images (outputs up
+//!   to 16 × 16, asymmetric bottom / right padding);
 //! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
 //! * the direct method's path for unpadded stride-2 first layers (1–4 input channels, 16·k
@@ -37,7 +38,7 @@ use mvision_core::nn::conv::{conv2d, workspace_len, Conv2dShape, ConvMethod};
 use mvision_core::nn::tensor::Shape4;
 
 /// Every width from 1 to 40 once (1–3 narrower than the kernel, 16–18 and 32–34 around the
-/// vector width at stride 1, 33–35 at stride 2), then random geometry.
+/// vector width at stride 1, 33–35 at stride 2), then random geometry, then named shapes.
 fn shapes() -> Vec<Conv2dShape> {
     let mut rng = Rng::new(0xd3);
     let mut below = |n: usize| rng.below(n);
@@ -74,10 +75,25 @@ fn shapes() -> Vec<Conv2dShape> {
         (2, 9, 1),
         (32, 32, 1),
         (33, 31, 1),
+        (14, 14, 2),
+        (28, 28, 2),
+        (7, 7, 2),
+        (1, 1, 2),
+        (2, 3, 2),
+        (31, 32, 2),
+        (32, 33, 2),
     ] {
         let mut s = Conv2dShape::new(1, 2, h, w, 2, 3, 3);
         (s.groups, s.stride_h, s.stride_w) = (2, st, st);
         (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+        out.push(s);
+    }
+    // Stride 2 with padding 1 at the top and left and 0–2 at the bottom and right: planes of at
+    // most 16 × 16 outputs split into phase images first at x86-64-v4 (33 columns do not).
+    for (h, w, bottom, right) in [(7, 7, 0, 0), (14, 14, 0, 2), (9, 12, 2, 0), (15, 15, 0, 1)] {
+        let mut s = Conv2dShape::new(2, 3, h, w, 3, 3, 3);
+        (s.groups, s.stride_h, s.stride_w) = (3, 2, 2);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, bottom, right);
         out.push(s);
     }
     out

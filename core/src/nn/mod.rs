@@ -19,6 +19,7 @@ mod blocked;
 pub mod conv;
 pub mod dense;
 mod depthwise;
+mod depthwise_phases;
 pub mod elementwise;
 mod few_channels;
 pub mod gemm;
