@@ -737,8 +737,9 @@ fn selector_picks_the_first_method_that_fits() {
     ] {
         assert_ne!(first(c_in, w, c_out, pad), ConvMethod::Direct);
     }
-    // Pointwise kernels: direct on maps of at most 256 pixels with at least 16 output channels
-    // per group where the CPU runs the AVX-512 small-map kernel, else im2col (no lowering).
+    // Pointwise kernels with at least 16 output channels per group: direct on maps of at most
+    // 256 pixels or with at most 8192 weights per group where the CPU runs the AVX-512 kernel,
+    // else im2col (no lowering).
     let pw = |c_out, h, w, groups| {
         let mut s = Conv2dShape::new(1, 64, h, w, c_out, 1, 1);
         s.groups = groups;
@@ -749,6 +750,8 @@ fn selector_picks_the_first_method_that_fits() {
         (16, 7, 7, 1),
         (32, 16, 16, 2),
         (64, 1, 1, 1),
+        (128, 28, 28, 1),
+        (16, 112, 112, 1),
     ] {
         let want = if fast {
             ConvMethod::Direct
@@ -762,8 +765,8 @@ fn selector_picks_the_first_method_that_fits() {
         );
     }
     for (c_out, h, w, groups) in [
-        (128, 28, 28, 1),
-        (128, 17, 16, 1),
+        (129, 28, 28, 1),
+        (129, 17, 16, 1),
         (15, 7, 7, 1),
         (32, 7, 7, 4),
     ] {

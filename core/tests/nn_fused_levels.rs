@@ -15,7 +15,7 @@
 //! * the direct method's path for pointwise kernels on small maps (up to 4 vectors of 16
 //!   pixels × 6–16 output channels per tile, masked last vector or 1–3 trailing pixels as dot
 //!   products, shifted last channel tile), on maps of 1 to 256 pixels, 1 to 1030 input
-//!   channels, groups and batch 2, and near misses;
+//!   channels, groups and batch 2, larger maps with few weights, and near misses;
 //!
 //! all agree with a double-precision reference within `f32` rounding, and fusing the
 //! activation gives the same bits as the convolution followed by `apply_activation`, whose
@@ -195,13 +195,14 @@ fn fused_paths_at_every_level() {
     );
 }
 
-/// Pointwise shapes of the direct method's small-map path (at least 16 output channels per
-/// group, at most 256 pixels): maps of 1, 15, 16, 17, 18, 32, 49, 51, 196 and 256 pixels (one
+/// Pointwise shapes of the direct method's path (at least 16 output channels per group, at
+/// most 256 pixels or 8192 weights): maps of 1, 15, 16, 17, 18, 32, 49, 51, 196 and 256 pixels (one
 /// vector masked or full, tiles of 1 to 4 vectors, 13 vectors as 4 + 3 + 3 + 3, 1–3 trailing
 /// pixels as dot products, over 1 to 1030 input channels — 1030 too many for their stack copy,
 /// so a masked vector), output channels 16, 17, 25, 40 and 160 (channel tiles shifted back to
-/// end at the last channel), groups and batch 2; the last two take the plain direct loops
-/// (272 pixels, 15 channels).
+/// end at the last channel), groups and batch 2; larger maps with few weights (272 and 630
+/// pixels: 5 and 10 tiles); the last two take the plain direct loops (272 pixels with 9000
+/// weights, 15 channels).
 fn small_pointwise_shapes() -> Vec<Conv2dShape> {
     let mut v = vec![];
     for (n, c_in, h, w, c_out, groups) in [
@@ -217,6 +218,8 @@ fn small_pointwise_shapes() -> Vec<Conv2dShape> {
         (1, 38, 14, 14, 64, 2),
         (2, 7, 16, 16, 33, 1),
         (1, 4, 17, 16, 16, 1),
+        (1, 24, 9, 70, 40, 1),
+        (1, 100, 17, 16, 90, 1),
         (1, 6, 7, 7, 15, 1),
     ] {
         let mut s = Conv2dShape::new(n, c_in, h, w, c_out, 1, 1);

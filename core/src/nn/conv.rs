@@ -4,9 +4,9 @@
 //!
 //! * [`ConvMethod::Direct`]: nested loops, no working memory (depthwise 3×3 layers by the
 //!   one-pass kernel of `depthwise`, unpadded stride-2 first layers of at most 4 input
-//!   channels by the AVX-512 kernel of `few_channels`, pointwise layers on maps of at most 256
-//!   pixels by the AVX-512 kernel of `small_pointwise`, all with their bias and ReLU / ReLU6 /
-//!   Clip fused);
+//!   channels by the AVX-512 kernel of `few_channels`, pointwise layers on small maps or with
+//!   few weights by the AVX-512 kernel of `small_pointwise`, all with their bias and ReLU /
+//!   ReLU6 / Clip fused);
 //! * [`ConvMethod::Im2col`]: lower the input to a `(C/g·Kh·Kw) × (Oh·Ow)` matrix, one GEMM per
 //!   group (skipped lowering for 1×1, stride-1, unpadded kernels, whose input already is that
 //!   matrix, and whose bias and clamp are one pass after the GEMM);
@@ -214,8 +214,8 @@ pub struct ConvDims {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConvMethod {
     /// Direct nested loops; no working memory (depthwise 3×3 and, on AVX-512, unpadded stride-2
-    /// layers of at most 4 input channels and pointwise layers on small maps by their own
-    /// kernels).
+    /// layers of at most 4 input channels and pointwise layers on small maps or with few
+    /// weights by their own kernels).
     Direct,
     /// im2col lowering and one GEMM per group and image.
     Im2col,
@@ -421,10 +421,10 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// pixels), which an AVX-512 kernel vectorised over output pixels runs (SqueezeNet's
 /// 3 → 64 3×3 / 2 layer: 0.23–0.26 ms against the blocked method's 0.28–0.29, BENCHMARKS.md,
 /// branch `nn-mobile2`), and for pointwise kernels (1×1, stride 1, unpadded) with at least 16
-/// output channels per group on maps of at most 256 pixels, which an AVX-512 kernel runs
-/// without the GEMM's packing (MobileNetV2's 384 × 14² → 64, 960 × 7² → 160 and
-/// 320 × 7² → 1280 layers: 0.045, 0.070 and 0.197 ms against im2col's 0.053, 0.089 and
-/// 0.238, BENCHMARKS.md, branch `nn-mobile3`). 3×3, stride-1,
+/// output channels per group on maps of at most 256 pixels or with at most 8192 weights per
+/// group, which an AVX-512 kernel runs without the GEMM's packing (faster than im2col on all
+/// of MobileNetV2's 1×1 layers and all but two of SqueezeNet's, which were within noise;
+/// BENCHMARKS.md, branch `nn-mobile3`). 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
 /// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
 /// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked

@@ -1,10 +1,11 @@
 //! Direct pointwise (1×1, stride 1, unpadded) convolution on small maps (MobileNetV2's 7² and
-//! 14² layers): a register tile holds up to 4 vectors of 16 output pixels × a few output
+//! 14² layers) or with few weights (its and SqueezeNet's larger maps): a register tile holds up to 4 vectors of 16 output pixels × a few output
 //! channels, each step of the `K` input channels loads one input row segment per vector and
 //! broadcasts one weight per channel, and the bias and a ReLU / ReLU6 / Clip clamp are applied in
 //! registers before the one store into the NCHW planes. The `gemm` crate's per-call packing and
 //! blocking cost too much on products of 49 or 196 columns (the im2col path ran these layers
-//! at 0.8–0.96× ONNX Runtime). Maps of 13 vectors (14²) run as tiles of 4, 3, 3 and 3 vectors
+//! at 0.8–0.96× ONNX Runtime); on larger maps, small weight matrices stay in cache while
+//! tiles of pixels are taken one after the other. Maps of 13 vectors (14²) run as tiles of 4, 3, 3 and 3 vectors
 //! (4 × 6, 3 × 8 channels: about 24 accumulators each). The map's last vector is masked, but
 //! for 1–3 trailing pixels (7² = 3 vectors and 1), which are dot products of the weight rows
 //! with the pixels' input columns instead of a vector of 15 idle lanes. Channel tiles shift
@@ -25,17 +26,24 @@ const PIXELS: usize = 16;
 const MAX_P: usize = 4;
 /// Fewest output channels per group: the widest channel tile (see `avx512::channels`).
 pub(crate) const MIN_C_OUT: usize = 16;
-/// Most output pixels per channel this path takes; larger maps amortise the GEMM's packing.
+/// Output pixels per channel up to which this path takes any weights: at most 4 tiles of
+/// pixels, so the weights are read from memory at most 4 times.
 pub(crate) const MAX_PIXELS: usize = 256;
+/// Weights per group (`c_out/g · c_in/g`) up to which this path takes any map: every tile of
+/// pixels reads all weights again, which a GEMM's blocking avoids. Measured faster than the
+/// `gemm` crate on every such layer of MobileNetV2 and SqueezeNet but two within noise (16 → 96
+/// on 112² to 256 → 32 on 27², 8192 weights; BENCHMARKS.md, branch `nn-mobile3`); larger
+/// weight matrices on larger maps were not measured.
+pub(crate) const MAX_WEIGHTS_ANY_MAP: usize = 8192;
 
 /// Whether this module computes `s`: a pointwise kernel, at least [`MIN_C_OUT`] output
-/// channels per group and at most [`MAX_PIXELS`] output pixels per channel.
+/// channels per group, and at most [`MAX_PIXELS`] output pixels per channel or at most
+/// [`MAX_WEIGHTS_ANY_MAP`] weights per group.
 pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
+    let ocg = s.c_out / s.groups;
     s.is_pointwise()
-        && s.dilation_h == 1
-        && s.dilation_w == 1
-        && s.c_out / s.groups >= MIN_C_OUT
-        && d.out_h * d.out_w <= MAX_PIXELS
+        && ocg >= MIN_C_OUT
+        && (d.out_h * d.out_w <= MAX_PIXELS || ocg.saturating_mul(d.k) <= MAX_WEIGHTS_ANY_MAP)
 }
 
 /// Whether [`conv`] runs `s` on this CPU: [`applies`] and x86-64-v4 active.
