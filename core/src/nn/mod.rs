@@ -19,6 +19,7 @@ mod blocked;
 pub mod conv;
 pub mod dense;
 mod depthwise;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod depthwise_phases;
 pub mod elementwise;
 mod few_channels;

@@ -20,10 +20,6 @@
 use super::conv::{Conv2dShape, ConvDims};
 use super::depthwise::Clamp;
 
-/// Output pixels per vector.
-const PIXELS: usize = 16;
-/// Most vectors of pixels per register tile.
-const MAX_P: usize = 4;
 /// Fewest output channels per group: the widest channel tile (see `avx512::channels`).
 pub(crate) const MIN_C_OUT: usize = 16;
 /// Output pixels per channel up to which this path takes any weights: at most 4 tiles of
@@ -86,7 +82,12 @@ mod avx512 {
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::*;
 
-    use super::{Clamp, Conv2dShape, ConvDims, MAX_P, MIN_C_OUT, PIXELS};
+    use super::{Clamp, Conv2dShape, ConvDims, MIN_C_OUT};
+
+    /// Output pixels per vector.
+    const PIXELS: usize = 16;
+    /// Most vectors of pixels per register tile.
+    const MAX_P: usize = 4;
     use crate::nn::depthwise::clip;
 
     /// Most trailing pixels computed as dot products ([`dots`]).
