@@ -737,9 +737,41 @@ fn selector_picks_the_first_method_that_fits() {
     ] {
         assert_ne!(first(c_in, w, c_out, pad), ConvMethod::Direct);
     }
-    // Pointwise kernels stay with im2col (no lowering), whatever the CPU.
-    let pw = Conv2dShape::new(1, 64, 14, 14, 128, 1, 1);
-    assert_eq!(choose_method(&pw, usize::MAX), Ok(ConvMethod::Im2col));
+    // Pointwise kernels with at least 16 output channels per group: direct on maps of at most
+    // 256 pixels or with at most 8192 weights per group where the CPU runs the AVX-512 kernel,
+    // else im2col (no lowering).
+    let pw = |c_out, h, w, groups| {
+        let mut s = Conv2dShape::new(1, 64, h, w, c_out, 1, 1);
+        s.groups = groups;
+        choose_method(&s, usize::MAX).unwrap()
+    };
+    for (c_out, h, w, groups) in [
+        (128, 14, 14, 1),
+        (16, 7, 7, 1),
+        (32, 16, 16, 2),
+        (64, 1, 1, 1),
+        (128, 28, 28, 1),
+        (16, 112, 112, 1),
+    ] {
+        let want = if fast {
+            ConvMethod::Direct
+        } else {
+            ConvMethod::Im2col
+        };
+        assert_eq!(
+            pw(c_out, h, w, groups),
+            want,
+            "{c_out} × {h}×{w} / {groups}"
+        );
+    }
+    for (c_out, h, w, groups) in [
+        (129, 28, 28, 1),
+        (129, 17, 16, 1),
+        (15, 7, 7, 1),
+        (32, 7, 7, 4),
+    ] {
+        assert_eq!(pw(c_out, h, w, groups), ConvMethod::Im2col);
+    }
     assert_eq!(
         choose_method(&Conv2dShape::new(1, 1, 2, 2, 8, 3, 3), 0),
         Err(Error::SizeMismatch)

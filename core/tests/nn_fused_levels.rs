@@ -4,13 +4,18 @@
 //!
 //! * the direct method's depthwise 3×3 path (16 outputs per vector, masked border lanes and
 //!   tails, stride 2 de-interleaved), on maps from 1×1 to wider than two vectors, strides 1–3,
-//!   every padding up to 2, batch 1–2;
+//!   every padding up to 2, batch 1–2, and stride-2 planes split into phase images (outputs up
+//!   to 16 × 16, asymmetric bottom / right padding);
 //! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
 //! * the direct method's path for unpadded stride-2 first layers (1–4 input channels, 16·k
 //!   output channels, 16 output pixels per vector, tiles of 3 vectors, a last vector shifted
 //!   to end at the row's end), on rows of exactly 16 outputs up to 112, kernels 2×2 to 7×7, and
 //!   near misses that take the plain direct loops (15-pixel rows, 24 output channels);
+//! * the direct method's path for pointwise kernels on small maps (up to 4 vectors of 16
+//!   pixels × 6–16 output channels per tile, masked last vector or 1–3 trailing pixels as dot
+//!   products, shifted last channel tile), on maps of 1 to 256 pixels, 1 to 1030 input
+//!   channels, groups and batch 2, larger maps with few weights, and near misses;
 //!
 //! all agree with a double-precision reference within `f32` rounding, and fusing the
 //! activation gives the same bits as the convolution followed by `apply_activation`, whose
@@ -33,7 +38,7 @@ use mvision_core::nn::conv::{conv2d, workspace_len, Conv2dShape, ConvMethod};
 use mvision_core::nn::tensor::Shape4;
 
 /// Every width from 1 to 40 once (1–3 narrower than the kernel, 16–18 and 32–34 around the
-/// vector width at stride 1, 33–35 at stride 2), then random geometry.
+/// vector width at stride 1, 33–35 at stride 2), then random geometry, then named shapes.
 fn shapes() -> Vec<Conv2dShape> {
     let mut rng = Rng::new(0xd3);
     let mut below = |n: usize| rng.below(n);
@@ -70,10 +75,25 @@ fn shapes() -> Vec<Conv2dShape> {
         (2, 9, 1),
         (32, 32, 1),
         (33, 31, 1),
+        (14, 14, 2),
+        (28, 28, 2),
+        (7, 7, 2),
+        (1, 1, 2),
+        (2, 3, 2),
+        (31, 32, 2),
+        (32, 33, 2),
     ] {
         let mut s = Conv2dShape::new(1, 2, h, w, 2, 3, 3);
         (s.groups, s.stride_h, s.stride_w) = (2, st, st);
         (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+        out.push(s);
+    }
+    // Stride 2 with padding 1 at the top and left and 0–2 at the bottom and right: planes of at
+    // most 16 × 16 outputs split into phase images first at x86-64-v4 (33 columns do not).
+    for (h, w, bottom, right) in [(7, 7, 0, 0), (14, 14, 0, 2), (9, 12, 2, 0), (15, 15, 0, 1)] {
+        let mut s = Conv2dShape::new(2, 3, h, w, 3, 3, 3);
+        (s.groups, s.stride_h, s.stride_w) = (3, 2, 2);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, bottom, right);
         out.push(s);
     }
     out
@@ -166,6 +186,47 @@ fn fused_paths_at_every_level() {
         0xf125,
         36,
     );
+    method_at_every_level(
+        ConvMethod::Direct,
+        &small_pointwise_shapes(),
+        &levels,
+        0x51a1,
+        52,
+    );
+}
+
+/// Pointwise shapes of the direct method's path (at least 16 output channels per group, at
+/// most 256 pixels or 8192 weights): maps of 1, 15, 16, 17, 18, 32, 49, 51, 196 and 256 pixels (one
+/// vector masked or full, tiles of 1 to 4 vectors, 13 vectors as 4 + 3 + 3 + 3, 1–3 trailing
+/// pixels as dot products, over 1 to 1030 input channels — 1030 too many for their stack copy,
+/// so a masked vector), output channels 16, 17, 25, 40 and 160 (channel tiles shifted back to
+/// end at the last channel), groups and batch 2; larger maps with few weights (272 and 630
+/// pixels: 5 and 10 tiles); the last two take the plain direct loops (272 pixels with 9000
+/// weights, 15 channels).
+fn small_pointwise_shapes() -> Vec<Conv2dShape> {
+    let mut v = vec![];
+    for (n, c_in, h, w, c_out, groups) in [
+        (1, 8, 1, 1, 16, 1),
+        (1, 3, 3, 5, 17, 1),
+        (2, 5, 4, 4, 40, 1),
+        (1, 1, 1, 17, 16, 1),
+        (1, 12, 4, 8, 24, 1),
+        (1, 100, 7, 7, 160, 1),
+        (1, 20, 1, 18, 16, 1),
+        (2, 33, 3, 17, 25, 1),
+        (1, 1030, 7, 7, 16, 1),
+        (1, 38, 14, 14, 64, 2),
+        (2, 7, 16, 16, 33, 1),
+        (1, 4, 17, 16, 16, 1),
+        (1, 24, 9, 70, 40, 1),
+        (1, 100, 17, 16, 90, 1),
+        (1, 6, 7, 7, 15, 1),
+    ] {
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, 1, 1);
+        s.groups = groups;
+        v.push(s);
+    }
+    v
 }
 
 /// Unpadded stride-2 shapes with few input channels: output rows of 16 (one vector), 19, 28,

@@ -2,8 +2,8 @@
 //! columns wide at horizontal stride 1 or 2 (masked border lanes, partial vectors) and the
 //! separable path (every other shape, and every shape below x86-64-v4) give exactly the
 //! maximum that a plain loop over each window finds, NaN skipped unless the window holds
-//! nothing else, on random shapes with padding, ceil mode, batch > 1, and inputs sprinkled with
-//! NaN and −∞.
+//! nothing else, on random shapes with padding, ceil mode, batch > 1, rows of over 1024
+//! outputs, and inputs sprinkled with NaN and −∞.
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
@@ -79,6 +79,11 @@ fn max_pool_at_every_level() {
             if tested % 2 == 1 {
                 (p.h, p.w) = (13, 13);
             }
+        } else if tested < 6 {
+            // Rows of more than 1024 outputs (more 16-output chunks than the kernel keeps
+            // masks for), at stride 2 and 1.
+            (p.h, p.w, p.kh, p.kw, p.stride_h) = (3, 2101, 2, 3, 1);
+            p.stride_w = if tested == 4 { 2 } else { 1 };
         }
         let Ok(d) = p.dims() else { continue };
         tested += 1;

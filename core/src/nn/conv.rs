@@ -4,8 +4,9 @@
 //!
 //! * [`ConvMethod::Direct`]: nested loops, no working memory (depthwise 3×3 layers by the
 //!   one-pass kernel of `depthwise`, unpadded stride-2 first layers of at most 4 input
-//!   channels by the AVX-512 kernel of `few_channels`, both with their bias and ReLU / ReLU6 /
-//!   Clip fused);
+//!   channels by the AVX-512 kernel of `few_channels`, pointwise layers on small maps or with
+//!   few weights by the AVX-512 kernel of `small_pointwise`, all with their bias and ReLU /
+//!   ReLU6 / Clip fused);
 //! * [`ConvMethod::Im2col`]: lower the input to a `(C/g·Kh·Kw) × (Oh·Ow)` matrix, one GEMM per
 //!   group (skipped lowering for 1×1, stride-1, unpadded kernels, whose input already is that
 //!   matrix, and whose bias and clamp are one pass after the GEMM);
@@ -35,6 +36,7 @@ use super::blocked;
 use super::depthwise::{self, Clamp, NO_CLAMP};
 use super::few_channels;
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
+use super::small_pointwise;
 use super::tensor::{checked_bytes, checked_product};
 use super::winograd;
 use crate::error::{Error, Result};
@@ -177,7 +179,7 @@ impl Conv2dShape {
     }
 
     /// Whether im2col lowering is the identity (1×1 kernel, stride 1, no padding).
-    const fn is_pointwise(&self) -> bool {
+    pub(crate) const fn is_pointwise(&self) -> bool {
         self.kh == 1
             && self.kw == 1
             && self.stride_h == 1
@@ -212,7 +214,8 @@ pub struct ConvDims {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConvMethod {
     /// Direct nested loops; no working memory (depthwise 3×3 and, on AVX-512, unpadded stride-2
-    /// layers of at most 4 input channels by their own kernels).
+    /// layers of at most 4 input channels and pointwise layers on small maps or with few
+    /// weights by their own kernels).
     Direct,
     /// im2col lowering and one GEMM per group and image.
     Im2col,
@@ -417,12 +420,16 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// channels, at most 196 taps, output channels a multiple of 16, output rows of at least 16
 /// pixels), which an AVX-512 kernel vectorised over output pixels runs (SqueezeNet's
 /// 3 → 64 3×3 / 2 layer: 0.23–0.26 ms against the blocked method's 0.28–0.29, BENCHMARKS.md,
-/// branch `nn-mobile2`). 3×3, stride-1,
+/// branch `nn-mobile2`), and for pointwise kernels (1×1, stride 1, unpadded) with at least 16
+/// output channels per group on maps of at most 256 pixels or with at most 8192 weights per
+/// group, which an AVX-512 kernel runs without the GEMM's packing (faster than im2col on all
+/// of MobileNetV2's 1×1 layers and all but two of SqueezeNet's, which were within noise;
+/// BENCHMARKS.md, branch `nn-mobile3`). 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
 /// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
 /// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
 /// method was 0.9–1.4× Winograd's time on them, slower on six of nine). Other kernels, except
-/// pointwise ones (1×1, stride 1, unpadded: im2col needs no lowering there, and was 1.04–5.5×
+/// other pointwise ones (im2col needs no lowering there, and was 1.04–5.5×
 /// faster than the blocked method on MobileNetV2's and SqueezeNet's twelve 1×1 layers; blocked
 /// on prepared weights won one, 0.045 vs 0.053 ms), with at least
 /// [`BLOCKED_MIN_COUT_PER_GROUP`] output channels per group try [`ConvMethod::Blocked`] first
@@ -459,7 +466,10 @@ pub(crate) fn choose_method_for(
     prepared: bool,
 ) -> Result<ConvMethod> {
     let d = shape.dims()?;
-    if shape.ocg() <= DIRECT_MAX_COUT_PER_GROUP || few_channels::fast(shape, &d) {
+    if shape.ocg() <= DIRECT_MAX_COUT_PER_GROUP
+        || few_channels::fast(shape, &d)
+        || small_pointwise::fast(shape, &d)
+    {
         return Ok(ConvMethod::Direct);
     }
     let m = mfca_best_m(shape)?;
@@ -554,7 +564,8 @@ pub(crate) fn conv2d_clamped(
         return Ok(true);
     }
     if method == ConvMethod::Direct
-        && few_channels::conv(s, &d, input, weights, bias, clamp, output)
+        && (few_channels::conv(s, &d, input, weights, bias, clamp, output)
+            || small_pointwise::conv(s, &d, input, weights, bias, clamp, output))
     {
         return Ok(true);
     }

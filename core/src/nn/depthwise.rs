@@ -11,7 +11,9 @@
 //! loads and multiply-adds; stride 2 de-interleaves even and odd input columns with two-source
 //! permutes. Each input row's three taps go to their own accumulator. "Same" stride-1 planes of
 //! at most 1024 pixels run as one flat run of vectors instead (every tap a constant offset from
-//! the output pixel, masked where its input pixel is outside the plane). Elsewhere (and for
+//! the output pixel, masked where its input pixel is outside the plane), and stride-2 planes
+//! with outputs of at most 16 × 16 split into phase images first, which makes them flat too
+//! (`depthwise_phases`). Elsewhere (and for
 //! strides above 2) the portable loops sum the nine taps in `(ky, kx)` order like
 //! [`ConvMethod::Direct`](super::conv::ConvMethod::Direct) (LLVM vectorises stride 1 across
 //! outputs, separate multiply and add), border columns scalar. Results agree within `f32`
@@ -95,6 +97,8 @@ pub(crate) fn conv(
                 avx512::conv_flat(s, input, weights, bias, clamp, output)
             } else if s.stride_w == 1 {
                 avx512::conv::<1>(s, d, input, weights, bias, clamp, output)
+            } else if super::depthwise_phases::applies(s, d) {
+                super::depthwise_phases::avx512::conv(s, d, input, weights, bias, clamp, output)
             } else {
                 avx512::conv::<2>(s, d, input, weights, bias, clamp, output)
             }

@@ -19,6 +19,8 @@ mod blocked;
 pub mod conv;
 pub mod dense;
 mod depthwise;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod depthwise_phases;
 pub mod elementwise;
 mod few_channels;
 pub mod gemm;
@@ -29,5 +31,6 @@ pub mod model;
 pub mod plan;
 pub mod pool;
 pub mod reduce;
+mod small_pointwise;
 pub mod tensor;
 mod winograd;

@@ -426,6 +426,9 @@ mod avx512 {
     use super::super::depthwise::avx512::{border_masks, lanes, taps};
     use super::{window, Pool2dShape, PoolDims};
 
+    /// Most 16-output chunks per row whose masks [`max_pool3`] computes once per call.
+    const CACHED: usize = 64;
+
     /// [`super::max_pool2d`] for `kw = 3`, `stride_w = SX` (1 or 2). Each output is the maximum
     /// of its window's taps with `max(tap, m)`, which keeps `m` when the tap is NaN (the
     /// separable path's `if v > m { v } else { m }`), starting from −∞; an output left at −∞
@@ -441,6 +444,25 @@ mod avx512 {
         let wi = w as isize;
         let pad_left = s.pad_left as isize;
         let neg = _mm512_set1_ps(f32::NEG_INFINITY);
+        let chunk = |ox0: usize| {
+            let m = (ow - ox0).min(16) as isize;
+            let c0 = (ox0 * SX) as isize - pad_left;
+            let inside = m == 16 && c0 >= 0 && c0 + 15 * SX as isize + 2 < wi;
+            let (om, ld) = if inside {
+                ([0xffff; 3], [0xffff, 0xffff, 1])
+            } else {
+                border_masks(c0, m, wi, SX)
+            };
+            (m, c0, om, ld)
+        };
+        // The chunks' masks are the same on every row: computed once (they cost more than the
+        // taps on SqueezeNet's 55-output rows, whose last chunk is masked) for rows of up to
+        // CACHED chunks, read by reference.
+        let chunks = ow.div_ceil(16);
+        let mut cached = [(0, 0, [0; 3], [0; 3]); CACHED];
+        for (i, c) in cached.iter_mut().enumerate().take(chunks) {
+            *c = chunk(i * 16);
+        }
         let planes = input[..d.input_len]
             .chunks_exact(s.h * w)
             .zip(output[..d.output_len].chunks_exact_mut(d.out_h * ow));
@@ -450,19 +472,20 @@ mod avx512 {
                 let rows = &x[y0 * w..y1 * w];
                 let mut ox0 = 0;
                 while ox0 < ow {
-                    let m = (ow - ox0).min(16) as isize;
-                    let c0 = (ox0 * SX) as isize - pad_left;
-                    let inside = m == 16 && c0 >= 0 && c0 + 15 * SX as isize + 2 < wi;
-                    let (om, ld) = if inside {
-                        ([0xffff; 3], [0xffff, 0xffff, 1])
-                    } else {
-                        border_masks(c0, m, wi, SX)
+                    let fresh;
+                    let (m, c0, om, ld) = match cached.get(ox0 / 16) {
+                        Some(c) if chunks <= CACHED => c,
+                        _ => {
+                            fresh = chunk(ox0);
+                            &fresh
+                        }
                     };
+                    let (m, c0) = (*m, *c0);
                     let mut acc = neg;
                     for row in rows.chunks_exact(w) {
                         // SAFETY: `om` and `ld` select only columns in `0..w` of this row.
-                        let t = unsafe { taps::<SX>(row.as_ptr(), c0, &om, &ld) };
-                        for (&t, &k) in t.iter().zip(&om) {
+                        let t = unsafe { taps::<SX>(row.as_ptr(), c0, om, ld) };
+                        for (&t, &k) in t.iter().zip(om) {
                             acc = _mm512_mask_max_ps(acc, k, t, acc);
                         }
                     }
