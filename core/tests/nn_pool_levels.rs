@@ -2,8 +2,8 @@
 //! columns wide at horizontal stride 1 or 2 (masked border lanes, partial vectors) and the
 //! separable path (every other shape, and every shape below x86-64-v4) give exactly the
 //! maximum that a plain loop over each window finds, NaN skipped unless the window holds
-//! nothing else, on random shapes with padding, ceil mode, batch > 1, rows of over 1024
-//! outputs, and inputs sprinkled with NaN and −∞.
+//! nothing else, a zero maximum +0, on random shapes with padding, ceil mode, batch > 1, rows
+//! of over 1024 outputs, and inputs sprinkled with NaN, −∞ and zeros of both signs.
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
@@ -16,7 +16,8 @@ use mvision_core::cpu::{self, Level};
 use mvision_core::nn::pool::{max_pool2d, Pool2dShape};
 
 /// The maximum of each window from the definition: padding never wins; NaN is skipped; a window
-/// with no value but NaN (or none at all) gives NaN.
+/// with no value but NaN (or none at all) gives NaN; a zero maximum is +0 (whichever of +0 and
+/// −0 the window holds, and in whatever order).
 fn reference(p: &Pool2dShape, x: &[f32]) -> Vec<f32> {
     let d = p.dims().unwrap();
     let mut out = vec![];
@@ -37,7 +38,7 @@ fn reference(p: &Pool2dShape, x: &[f32]) -> Vec<f32> {
                         }
                     }
                 }
-                out.push(m.unwrap_or(f32::NAN));
+                out.push(m.map_or(f32::NAN, |m| if m == 0.0 { 0.0 } else { m }));
             }
         }
     }
@@ -93,6 +94,9 @@ fn max_pool_at_every_level() {
             .map(|_| match next() % 16 {
                 0 => f32::NAN,
                 1 => f32::NEG_INFINITY,
+                // Zeros of both signs, so that windows hold ±0 ties in either order.
+                2 => -0.0,
+                3 => 0.0,
                 _ => (next() % 2001) as f32 / 100.0 - 10.0,
             })
             .collect();

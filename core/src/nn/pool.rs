@@ -200,7 +200,9 @@ fn pool(
 /// Max pooling (ONNX MaxPool, one output): each output is the largest input element in its
 /// window; padding never wins. `input` is `n × c × h × w`, `output` `n × c × out_h × out_w`
 /// ([`Pool2dShape::dims`]); `count_include_pad` is ignored. A NaN in a window is skipped unless
-/// every element is NaN.
+/// every element is NaN. A zero maximum is returned as +0 (the sign of a tie between +0 and −0
+/// would otherwise depend on the order the window is visited in, which differs between the
+/// instruction-set levels; the result is the same at every level).
 ///
 /// # Errors
 /// Those of [`Pool2dShape::dims`]; [`Error::BufferTooSmall`] if `input` or `output` is shorter
@@ -245,7 +247,7 @@ pub fn max_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Res
                 }
             }
             if any {
-                m
+                m + 0.0 // −0 → +0; every other value unchanged
             } else {
                 f32::NAN
             }
@@ -312,7 +314,7 @@ pub fn max_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Res
                 let (mid, right) = rest.split_at_mut(hi - lo);
                 let first = (lo * s.stride_w).wrapping_sub(s.pad_left + c0);
                 for (i, o) in mid.iter_mut().enumerate() {
-                    *o = hbuf[first + i * s.stride_w];
+                    *o = hbuf[first + i * s.stride_w] + 0.0; // −0 → +0
                 }
                 let edges = (g0..lo).zip(left).chain((hi..g1).zip(right));
                 for (ox, o) in edges {
@@ -322,7 +324,7 @@ pub fn max_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Res
                     for &v in &buf[x0 - c0..x1.max(x0) - c0] {
                         m = if v > m { v } else { m };
                     }
-                    *o = m;
+                    *o = m + 0.0; // −0 → +0
                 }
                 g0 = g1;
             }
@@ -431,8 +433,9 @@ mod avx512 {
 
     /// [`super::max_pool2d`] for `kw = 3`, `stride_w = SX` (1 or 2). Each output is the maximum
     /// of its window's taps with `max(tap, m)`, which keeps `m` when the tap is NaN (the
-    /// separable path's `if v > m { v } else { m }`), starting from −∞; an output left at −∞
-    /// (its window held only −∞ and NaN, or nothing) is NaN unless a tap is not NaN, as there.
+    /// separable path's `if v > m { v } else { m }`), starting from −∞, plus +0 (a zero
+    /// maximum is +0); an output left at −∞ (its window held only −∞ and NaN, or nothing) is
+    /// NaN unless a tap is not NaN, as there.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     pub(super) fn max_pool3<const SX: usize>(
         s: &Pool2dShape,
@@ -489,6 +492,8 @@ mod avx512 {
                             acc = _mm512_mask_max_ps(acc, k, t, acc);
                         }
                     }
+                    // −0 → +0, as the separable path: a ±0 tie's sign follows the visit order.
+                    let acc = _mm512_add_ps(acc, _mm512_setzero_ps());
                     let store = lanes(0, m);
                     // SAFETY: lanes `ox0 .. ox0 + m` of `out` exist.
                     unsafe { _mm512_mask_storeu_ps(out.as_mut_ptr().add(ox0), store, acc) };
