@@ -43,37 +43,7 @@ pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
         && d.out_w >= PIXELS
 }
 
-/// Whether [`conv`] runs `s` on this CPU: [`applies`] and x86-64-v4 active.
-pub(crate) fn fast(s: &Conv2dShape, d: &ConvDims) -> bool {
-    applies(s, d) && super::blocked::fast()
-}
-
-/// Convolves `input` with `weights` into `output`, adding `bias` and clamping to `clamp`, and
-/// returns `true`, where [`fast`]; returns `false` and writes nothing otherwise. The caller has
-/// checked every length.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn conv(
-    s: &Conv2dShape,
-    d: &ConvDims,
-    input: &[f32],
-    weights: &[f32],
-    bias: Option<&[f32]>,
-    clamp: Clamp,
-    output: &mut [f32],
-) -> bool {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if fast(s, d) {
-        // SAFETY: x86-64-v4 is active (AVX-512 F/BW/DQ/VL, AVX2 and FMA supported,
-        // `cpu::detect`).
-        #[allow(unsafe_code)]
-        unsafe {
-            avx512::conv(s, d, input, weights, bias, clamp, output)
-        };
-        return true;
-    }
-    let _ = (s, d, input, weights, bias, clamp, output);
-    false
-}
+direct_avx512_entry!();
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[allow(unsafe_code)]

@@ -13,6 +13,48 @@
 //! the optional `gemm` crate, see [`gemm`]): working memory is the caller's, sized by the
 //! `*_len` functions.
 
+/// The entry points of a direct AVX-512 convolution module (`few_channels`, `small_pointwise`):
+/// `fast(s, d)`, whether the module's `applies(s, d)` holds and x86-64-v4 is active, and
+/// `conv(s, d, input, weights, bias, clamp, output)`, which runs the module's `avx512::conv`
+/// and returns `true` where `fast`, and returns `false` having written nothing elsewhere (the
+/// caller has checked every length). Expanded inside the module, which defines `applies` and,
+/// on x86, `avx512::conv`.
+macro_rules! direct_avx512_entry {
+    () => {
+        /// Whether [`conv`] runs `s` on this CPU: [`applies`] and x86-64-v4 active.
+        pub(crate) fn fast(s: &Conv2dShape, d: &ConvDims) -> bool {
+            applies(s, d) && super::blocked::fast()
+        }
+
+        /// Convolves `input` with `weights` into `output`, adding `bias` and clamping to
+        /// `clamp`, and returns `true`, where [`fast`]; returns `false` and writes nothing
+        /// otherwise. The caller has checked every length.
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn conv(
+            s: &Conv2dShape,
+            d: &ConvDims,
+            input: &[f32],
+            weights: &[f32],
+            bias: Option<&[f32]>,
+            clamp: Clamp,
+            output: &mut [f32],
+        ) -> bool {
+            #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+            if fast(s, d) {
+                // SAFETY: x86-64-v4 is active (AVX-512 F/BW/DQ/VL, AVX2 and FMA supported,
+                // `cpu::detect`).
+                #[allow(unsafe_code)]
+                unsafe {
+                    avx512::conv(s, d, input, weights, bias, clamp, output)
+                };
+                return true;
+            }
+            let _ = (s, d, input, weights, bias, clamp, output);
+            false
+        }
+    };
+}
+
 pub mod activation;
 pub mod batchnorm;
 mod blocked;
