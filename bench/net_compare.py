@@ -63,12 +63,20 @@ def ours(mvision: str, model: Path, repeat: int, prepared_budget: int) -> dict:
             "prepared": doc.get("prepared_bytes", 0)}
 
 
-def theirs(onnx_path: Path, repeat: int) -> float:
+def bound_session(onnx_path: Path, profile_prefix: str | None = None):
+    """An ONNX Runtime session as both benchmarks run it (one intra- and one inter-op thread,
+    sequential, `ORT_ENABLE_ALL`; profiling into `profile_prefix` when given) with `mvision bench
+    net`'s inputs and the outputs bound once: `(session, binding, outputs)`. It has run once
+    (to size the outputs). The output arrays must outlive the binding (OrtValue borrows their
+    memory), so they are returned with it."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if profile_prefix is not None:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
     sess = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
     feeds = {}
     for i in sess.get_inputs():
@@ -77,10 +85,14 @@ def theirs(onnx_path: Path, repeat: int) -> float:
     binding = sess.io_binding()
     for name, x in feeds.items():
         binding.bind_cpu_input(name, x)
-    # The output arrays must outlive the binding (OrtValue borrows their memory).
     outputs = [np.empty_like(y) for y in sess.run(None, feeds)]
     for o, y in zip(sess.get_outputs(), outputs):
         binding.bind_ortvalue_output(o.name, ort.OrtValue.ortvalue_from_numpy(y))
+    return sess, binding, outputs
+
+
+def theirs(onnx_path: Path, repeat: int) -> float:
+    sess, binding, _outputs = bound_session(onnx_path)
     start = time.perf_counter()
     while time.perf_counter() - start < 0.2:
         sess.run_with_iobinding(binding)

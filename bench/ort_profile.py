@@ -25,11 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-try:
-    import numpy as np
-    import onnxruntime as ort
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    sys.exit(f"error: {exc.name} is missing; install with: pip install -r models/requirements.txt")
+# The session as bench/net_compare.py runs it (this folder is on sys.path when run as a
+# script); it exits with a message when numpy or onnxruntime is missing.
+from net_compare import bound_session, ort
 
 
 def main() -> int:
@@ -40,26 +38,8 @@ def main() -> int:
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = 1
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.enable_profiling = True
-        so.profile_file_prefix = os.path.join(tmp, "ort")
-        sess = ort.InferenceSession(str(args.model), so, providers=["CPUExecutionProvider"])
-        feeds = {}
-        for i in sess.get_inputs():
-            n = int(np.prod(i.shape))
-            x = (((np.arange(n) * 37) % 17) / 8.0 - 1.0).astype(np.float32)
-            feeds[i.name] = x.reshape(i.shape)
-        binding = sess.io_binding()
-        for name, x in feeds.items():
-            binding.bind_cpu_input(name, x)
-        outputs = [np.empty_like(y) for y in sess.run(None, feeds)]
-        for o, y in zip(sess.get_outputs(), outputs):
-            binding.bind_ortvalue_output(o.name, ort.OrtValue.ortvalue_from_numpy(y))
-        warm = 1  # the sess.run above
+        sess, binding, _outputs = bound_session(args.model, os.path.join(tmp, "ort"))
+        warm = 1  # bound_session's first run
         start = time.perf_counter()
         while time.perf_counter() - start < args.warm_up_s:
             sess.run_with_iobinding(binding)
