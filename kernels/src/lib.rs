@@ -801,14 +801,7 @@ pub fn build_options(tile: Tile) -> String {
 /// into fused multiply-adds and float results drift from the CPU reference (the OpenCL prelude
 /// gets the same effect from `#pragma OPENCL FP_CONTRACT OFF`).
 pub fn build_option_list(tile: Tile, backend: Backend) -> Vec<String> {
-    let mut v = vec![
-        format!("-DMV_TILE_W={}", tile.w),
-        format!("-DMV_TILE_H={}", tile.h),
-    ];
-    if backend == Backend::Cuda {
-        v.push("--fmad=false".to_owned());
-    }
-    v
+    option_list(tile, backend, false)
 }
 
 /// The compiler options of `set`'s program for `tile` under `fma`: [`build_option_list`], and
@@ -822,15 +815,24 @@ pub fn program_option_list(
     backend: Backend,
     fma: FmaMode,
 ) -> Vec<String> {
-    let mut v = build_option_list(tile, backend);
-    if set == KernelSet::Filter && fma == FmaMode::On {
-        match backend {
-            Backend::Cuda => {
-                v.retain(|o| o != "--fmad=false");
-                v.push("--fmad=true".to_owned());
-            }
-            Backend::OpenCl => v.push("-DMV_FP_CONTRACT=1".to_owned()),
-        }
+    option_list(
+        tile,
+        backend,
+        set == KernelSet::Filter && fma == FmaMode::On,
+    )
+}
+
+/// The tile's `-D` flags and the contraction choice (`fused`) in `backend`'s words.
+fn option_list(tile: Tile, backend: Backend, fused: bool) -> Vec<String> {
+    let mut v = vec![
+        format!("-DMV_TILE_W={}", tile.w),
+        format!("-DMV_TILE_H={}", tile.h),
+    ];
+    match (backend, fused) {
+        (Backend::Cuda, false) => v.push("--fmad=false".to_owned()),
+        (Backend::Cuda, true) => v.push("--fmad=true".to_owned()),
+        (Backend::OpenCl, true) => v.push("-DMV_FP_CONTRACT=1".to_owned()),
+        (Backend::OpenCl, false) => {}
     }
     v
 }
