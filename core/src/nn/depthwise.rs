@@ -392,59 +392,100 @@ pub(crate) mod avx512 {
     ) {
         let (h, w) = (s.h, s.w);
         let hw = h * w;
-        let chunks = hw.div_ceil(16);
-        // masks[c][tap]: lanes j of chunk c whose pixel p = 16c + j < hw has its tap's input
-        // pixel inside the plane.
         let mut masks = [[0 as __mmask16; 9]; FLAT_MAX / 16];
+        let masks = flat_masks(&mut masks, hw, w, 1, h, w);
+        let offset: [isize; 9] = core::array::from_fn(|t| {
+            (t / 3) as isize * w as isize - w as isize + (t % 3) as isize - 1
+        });
+        let planes = input.chunks_exact(hw).zip(output.chunks_exact_mut(hw));
+        for (i, (x, y)) in planes.take(s.n * s.c_out).enumerate() {
+            let c = i % s.c_out;
+            let src = core::array::from_fn(|t| x.as_ptr().wrapping_offset(offset[t]));
+            let b = bias.map_or(0.0, |b| b[c]);
+            // SAFETY: a lane's mask bit is set only if its input pixel p + offset lies in the
+            // plane (`x` holds h·w values).
+            unsafe { flat_plane(&src, masks, &weights[c * 9..][..9], b, clamp, y) };
+        }
+    }
+
+    /// The tap masks of a flat run ([`conv_flat`], `depthwise_phases`), into `masks` and
+    /// returned for its `n.div_ceil(16)` chunks: `masks[c][t]` has lane `j` set when output
+    /// `p = 16c + j < n` (row-major, rows of `ow` outputs) has tap `t`'s input pixel
+    /// `(stride·oy + ky − 1, stride·ox + kx − 1)` inside an `h × w` plane.
+    pub(crate) fn flat_masks(
+        masks: &mut [[__mmask16; 9]],
+        n: usize,
+        ow: usize,
+        stride: usize,
+        h: usize,
+        w: usize,
+    ) -> &[[__mmask16; 9]] {
+        let chunks = n.div_ceil(16);
         for (c, m) in masks.iter_mut().enumerate().take(chunks) {
             for j in 0..16 {
                 let p = c * 16 + j;
-                if p >= hw {
+                if p >= n {
                     break;
                 }
-                let (y, x) = (p / w, p % w);
+                let (oy, ox) = (p / ow, p % ow);
                 for ky in 0..3 {
                     for kx in 0..3 {
-                        let inside = (y + ky).wrapping_sub(1) < h && (x + kx).wrapping_sub(1) < w;
-                        if inside {
+                        let (iy, ix) = (
+                            (stride * oy + ky).wrapping_sub(1),
+                            (stride * ox + kx).wrapping_sub(1),
+                        );
+                        if iy < h && ix < w {
                             m[ky * 3 + kx] |= 1 << j;
                         }
                     }
                 }
             }
         }
-        let offset: [isize; 9] = core::array::from_fn(|t| {
-            (t / 3) as isize * w as isize - w as isize + (t % 3) as isize - 1
-        });
+        &masks[..chunks]
+    }
+
+    /// One plane of a flat run: output chunk `c` (16 values of `y` from `16c`, the last cut
+    /// at `y.len()`) is `clip(bias + Σ_t k[t]·x_t)`, `x_t` the 16 values at `src[t] + 16c`
+    /// under `masks[c][t]` (a masked-off lane reads nothing and adds nothing), summed per
+    /// kernel row from `bias`, −0, −0, the rows then added in order.
+    ///
+    /// # Safety
+    /// Every lane whose mask bit is set must address a readable `f32`; `masks` holds
+    /// `y.len().div_ceil(16)` chunks.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    #[inline]
+    pub(crate) unsafe fn flat_plane(
+        src: &[*const f32; 9],
+        masks: &[[__mmask16; 9]],
+        k9: &[f32],
+        bias: f32,
+        clamp: Clamp,
+        y: &mut [f32],
+    ) {
         let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
         let nz = _mm512_set1_ps(-0.0);
-        let planes = input.chunks_exact(hw).zip(output.chunks_exact_mut(hw));
-        for (i, (x, y)) in planes.take(s.n * s.c_out).enumerate() {
-            let c = i % s.c_out;
-            let k: [__m512; 9] = core::array::from_fn(|t| _mm512_set1_ps(weights[c * 9 + t]));
-            let b = _mm512_set1_ps(bias.map_or(0.0, |b| b[c]));
-            let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
-            for (ci, m) in masks.iter().enumerate().take(chunks) {
-                let p = (ci * 16) as isize;
-                // SAFETY: a lane's mask bit is set only if its input pixel p + offset lies in
-                // the plane (`x` holds h·w values); other addresses are formed with
-                // `wrapping_offset` and not read.
-                let tap = |t: usize| unsafe {
-                    _mm512_maskz_loadu_ps(m[t], xp.wrapping_offset(p + offset[t]))
-                };
-                let mut acc = [b, nz, nz];
-                for (ky, a) in acc.iter_mut().enumerate() {
-                    for kx in 0..3 {
-                        let t = ky * 3 + kx;
-                        *a = _mm512_mask3_fmadd_ps(k[t], tap(t), *a, m[t]);
-                    }
+        let k: [__m512; 9] = core::array::from_fn(|t| _mm512_set1_ps(k9[t]));
+        let b = _mm512_set1_ps(bias);
+        let n = y.len();
+        let yp = y.as_mut_ptr();
+        for (ci, m) in masks.iter().enumerate().take(n.div_ceil(16)) {
+            let p = (ci * 16) as isize;
+            // SAFETY: the caller's contract; other addresses are formed with
+            // `wrapping_offset` and not read.
+            let tap = |t: usize| unsafe { _mm512_maskz_loadu_ps(m[t], src[t].wrapping_offset(p)) };
+            let mut acc = [b, nz, nz];
+            for (ky, a) in acc.iter_mut().enumerate() {
+                for kx in 0..3 {
+                    let t = ky * 3 + kx;
+                    *a = _mm512_mask3_fmadd_ps(k[t], tap(t), *a, m[t]);
                 }
-                let v = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
-                let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-                let store = lanes(0, (hw - ci * 16).min(16) as isize);
-                // SAFETY: lanes p .. min(p + 16, hw) of the plane `y` exist.
-                unsafe { _mm512_mask_storeu_ps(yp.wrapping_offset(p), store, v) };
             }
+            let v = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
+            // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand).
+            let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+            let store = lanes(0, (n - ci * 16).min(16) as isize);
+            // SAFETY: lanes p .. min(p + 16, n) of `y` exist.
+            unsafe { _mm512_mask_storeu_ps(yp.wrapping_offset(p), store, v) };
         }
     }
 

@@ -43,6 +43,7 @@ pub(crate) mod avx512 {
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::*;
 
+    use super::super::depthwise::avx512::{flat_masks, flat_plane};
     use super::{Clamp, Conv2dShape, ConvDims, MAX_OUT};
 
     /// Vectors of a split plane's output run.
@@ -71,36 +72,14 @@ pub(crate) mod avx512 {
                 && weights.len() >= s.c_out * 9
                 && bias.is_none_or(|b| b.len() >= s.c_out)
         );
-        let chunks = ohw.div_ceil(16);
-        // masks[c][tap]: lanes j of chunk c whose output p = 16c + j < ohw has its tap's input
-        // pixel (2·oy + ky − 1, 2·ox + kx − 1) inside the plane.
         let mut masks = [[0 as __mmask16; 9]; CHUNKS];
-        for (c, m) in masks.iter_mut().enumerate().take(chunks) {
-            for j in 0..16 {
-                let p = c * 16 + j;
-                if p >= ohw {
-                    break;
-                }
-                let (oy, ox) = (p / ow, p % ow);
-                for ky in 0..3 {
-                    for kx in 0..3 {
-                        let (iy, ix) =
-                            ((2 * oy + ky).wrapping_sub(1), (2 * ox + kx).wrapping_sub(1));
-                        if iy < h && ix < w {
-                            m[ky * 3 + kx] |= 1 << j;
-                        }
-                    }
-                }
-            }
-        }
+        let masks = flat_masks(&mut masks, ohw, ow, 2, h, w);
         // Tap t reads phase[t] (2·py + px) at offset[t] from the output's index.
         let phase: [usize; 9] =
             core::array::from_fn(|t| 2 * usize::from(t / 3 != 1) + usize::from(t % 3 != 1));
         let offset: [isize; 9] = core::array::from_fn(|t| {
             -(ow as isize) * isize::from(t / 3 == 0) - isize::from(t % 3 == 0)
         });
-        let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
-        let nz = _mm512_set1_ps(-0.0);
         // Two split planes (4 phases of MAX_OUT each), alternating.
         let mut split = [[[0.0f32; MAX_OUT]; 4]; 2];
         if planes == 0 {
@@ -114,33 +93,13 @@ pub(crate) mod avx512 {
             }
             let ph = &split[i % 2];
             let c = i % s.c_out;
-            let k: [__m512; 9] = core::array::from_fn(|t| _mm512_set1_ps(weights[c * 9 + t]));
-            let b = _mm512_set1_ps(bias.map_or(0.0, |b| b[c]));
+            let src = core::array::from_fn(|t| ph[phase[t]].as_ptr().wrapping_offset(offset[t]));
+            let b = bias.map_or(0.0, |b| b[c]);
             let y = &mut output[i * ohw..][..ohw];
-            for (ci, m) in masks.iter().enumerate().take(chunks) {
-                let p = (ci * 16) as isize;
-                // SAFETY: a lane's mask bit is set only if its input pixel exists, and then
-                // p + offset lies in 0..ohw of its phase (row oy − 1 ≥ 0 when ky = 0, column
-                // ox − 1 ≥ 0 when kx = 0); other addresses are formed with `wrapping_offset`
-                // and not read.
-                let tap = |t: usize| unsafe {
-                    let at = ph[phase[t]].as_ptr().wrapping_offset(p + offset[t]);
-                    _mm512_maskz_loadu_ps(m[t], at)
-                };
-                let mut acc = [b, nz, nz];
-                for (ky, a) in acc.iter_mut().enumerate() {
-                    for kx in 0..3 {
-                        let t = ky * 3 + kx;
-                        *a = _mm512_mask3_fmadd_ps(k[t], tap(t), *a, m[t]);
-                    }
-                }
-                let v = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
-                // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand).
-                let v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-                let store = super::super::depthwise::avx512::lanes(0, (ohw - ci * 16) as isize);
-                // SAFETY: lanes p .. min(p + 16, ohw) of the plane `y` exist.
-                unsafe { _mm512_mask_storeu_ps(y.as_mut_ptr().wrapping_offset(p), store, v) };
-            }
+            // SAFETY: a lane's mask bit is set only if its input pixel exists, and then
+            // p + offset lies in 0..ohw of its phase (row oy − 1 ≥ 0 when ky = 0, column
+            // ox − 1 ≥ 0 when kx = 0).
+            unsafe { flat_plane(&src, masks, &weights[c * 9..][..9], b, clamp, y) };
         }
     }
 
