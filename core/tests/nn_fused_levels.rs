@@ -99,6 +99,53 @@ fn shapes() -> Vec<Conv2dShape> {
     out
 }
 
+/// One convolution with its inputs and the f64 reference (`want`, and `mag`, the magnitude of
+/// each output's terms) that a fused path is checked against.
+struct Case<'a> {
+    s: &'a Conv2dShape,
+    x: &'a [f32],
+    w: &'a [f32],
+    bias: Option<&'a [f32]>,
+    want: &'a [f64],
+    mag: &'a [f64],
+    eps: f64,
+}
+
+impl Case<'_> {
+    /// At `level`: `method` fused with `act` is within `eps · mag` of the reference clamped to
+    /// the activation's range, and equals the convolution followed by `apply_activation` bit
+    /// for bit (`ws`: the method's workspace). Leaves the level cap at `level`.
+    fn check(&self, level: Level, method: ConvMethod, act: Activation, ws: &mut [f32]) {
+        let (s, x, w, bias) = (self.s, self.x, self.w, self.bias);
+        let d = s.dims().unwrap();
+        let (lo, hi) = clamp_of(act);
+        cpu::set_cap(level);
+        let mut fused = vec![f32::NAN; d.output_len];
+        conv2d_fused(method, s, x, w, bias, act, None, &mut fused, ws).unwrap();
+        for (j, (&got, (&r, &m))) in fused.iter().zip(self.want.iter().zip(self.mag)).enumerate() {
+            let r = r.clamp(lo, hi);
+            assert!(
+                (got as f64 - r).abs() <= self.eps * m + f64::MIN_POSITIVE,
+                "{level:?} {act:?} {s:?}: out[{j}] = {got}, want {r}"
+            );
+        }
+        let out_shape = Shape4 {
+            n: s.n,
+            c: s.c_out,
+            h: d.out_h,
+            w: d.out_w,
+        };
+        let mut split = vec![f32::NAN; d.output_len];
+        conv2d(method, s, x, w, bias, &mut split, ws).unwrap();
+        apply_activation(act, &out_shape, &mut split, None).unwrap();
+        let same = fused
+            .iter()
+            .zip(&split)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{level:?} {act:?} {s:?}: fused and split differ");
+    }
+}
+
 fn clamp_of(act: Activation) -> (f64, f64) {
     match act {
         Activation::Relu => (0.0, f64::INFINITY),
@@ -133,43 +180,17 @@ fn fused_paths_at_every_level() {
         let (want, mag) = reference(s, &x, &w, bias);
         let eps = f32::EPSILON as f64 * 11.0;
         let act = acts[i % acts.len()];
-        let (lo, hi) = clamp_of(act);
-        let out_shape = Shape4 {
-            n: s.n,
-            c: s.c_out,
-            h: d.out_h,
-            w: d.out_w,
+        let case = Case {
+            s,
+            x: &x,
+            w: &w,
+            bias,
+            want: &want,
+            mag: &mag,
+            eps,
         };
         for &level in &levels {
-            cpu::set_cap(level);
-            let mut fused = vec![f32::NAN; d.output_len];
-            conv2d_fused(
-                ConvMethod::Direct,
-                s,
-                &x,
-                &w,
-                bias,
-                act,
-                None,
-                &mut fused,
-                &mut [],
-            )
-            .unwrap();
-            for (j, (&got, (&r, &m))) in fused.iter().zip(want.iter().zip(&mag)).enumerate() {
-                let r = r.clamp(lo, hi);
-                assert!(
-                    (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
-                    "{level:?} {act:?} {s:?}: out[{j}] = {got}, want {r}"
-                );
-            }
-            let mut split = vec![f32::NAN; d.output_len];
-            conv2d(ConvMethod::Direct, s, &x, &w, bias, &mut split, &mut []).unwrap();
-            apply_activation(act, &out_shape, &mut split, None).unwrap();
-            let same = fused
-                .iter()
-                .zip(&split)
-                .all(|(a, b)| a.to_bits() == b.to_bits());
-            assert!(same, "{level:?} {act:?} {s:?}: fused and split differ");
+            case.check(level, ConvMethod::Direct, act, &mut []);
             checked += 1;
         }
         cpu::set_cap(Level::X86V4);
@@ -298,34 +319,19 @@ fn method_at_every_level(
         let bias = (i % 2 == 0).then_some(bias.as_slice());
         let (want, mag) = reference(s, &x, &w, bias);
         let eps = f32::EPSILON as f64 * (d.k as f64 + 3.0);
-        let out_shape = Shape4 {
-            n: s.n,
-            c: s.c_out,
-            h: d.out_h,
-            w: d.out_w,
+        let case = Case {
+            s,
+            x: &x,
+            w: &w,
+            bias,
+            want: &want,
+            mag: &mag,
+            eps,
         };
         let mut ws = vec![f32::NAN; workspace_len(method, s).unwrap()];
         for act in acts {
-            let (lo, hi) = clamp_of(act);
             for &level in levels {
-                cpu::set_cap(level);
-                let mut fused = vec![f32::NAN; d.output_len];
-                conv2d_fused(method, s, &x, &w, bias, act, None, &mut fused, &mut ws).unwrap();
-                for (j, (&got, (&r, &m))) in fused.iter().zip(want.iter().zip(&mag)).enumerate() {
-                    let r = r.clamp(lo, hi);
-                    assert!(
-                        (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
-                        "{level:?} {act:?} {s:?}: out[{j}] = {got}, want {r}"
-                    );
-                }
-                let mut split = vec![f32::NAN; d.output_len];
-                conv2d(method, s, &x, &w, bias, &mut split, &mut ws).unwrap();
-                apply_activation(act, &out_shape, &mut split, None).unwrap();
-                let same = fused
-                    .iter()
-                    .zip(&split)
-                    .all(|(a, b)| a.to_bits() == b.to_bits());
-                assert!(same, "{level:?} {act:?} {s:?}: fused and split differ");
+                case.check(level, method, act, &mut ws);
                 checked += 1;
             }
             cpu::set_cap(Level::X86V4);
