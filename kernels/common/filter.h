@@ -980,28 +980,31 @@ MV_INLINE mv_i32 mv_dp_row(const mv_u32* wd, const mv_u32* pe, const mv_u32* po,
             }                                                                                 \
         }                                                                                     \
     }
-#define MV_SDENSE_DONE(K)                                                                     \
+/* Output row DONE of the ring: o_[j] = FINISH of its sum `a`. */
+#define MV_SDENSE_DONE(K, FINISH)                                                             \
     MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                              \
-        o_[j] = mv_round_shift_sat_u32(acc[MV_SLOT(u, K - 1, K)][j], shift);                  \
+        ACC a = acc[MV_SLOT(u, K - 1, K)][j];                                                 \
+        o_[j] = FINISH;                                                                       \
     }
+/* The coefficients c in registers (ck) and the ring of K accumulator rows. */
+#define MV_SDENSE_TAPS(K)                                                                     \
+    ACC ck[K * K];                                                                            \
+    MV_UNROLL for (int t = 0; t < K * K; ++t)                                                 \
+    {                                                                                         \
+        ck[t] = c[t];                                                                         \
+    }                                                                                         \
+    ACC acc[K][MV_SPX];
+#define MV_SDENSE_U8_FINISH mv_round_shift_sat_u32(a, shift)
 #define MV_DEFINE_SDENSE_U8(K)                                                                \
     MV_INLINE void mv_sdense_u8_k##K(MV_CONSTANT mv_i32* c, int shift, MV_SARGS)              \
     {                                                                                         \
-        mv_i32 ck[K * K];                                                                     \
-        MV_UNROLL for (int t = 0; t < K * K; ++t)                                             \
-        {                                                                                     \
-            ck[t] = c[t];                                                                     \
-        }                                                                                     \
-        mv_i32 acc[K][MV_SPX];                                                                \
-        MV_STREAM_LOOP(u8, K, mv_u32, MV_SDENSE_ROW(K), MV_SDENSE_DONE(K))                    \
+        MV_SDENSE_TAPS(K)                                                                     \
+        MV_STREAM_LOOP(u8, K, mv_u32, MV_SDENSE_ROW(K),                                       \
+                       MV_SDENSE_DONE(K, MV_SDENSE_U8_FINISH))                                \
     }                                                                                         \
     MV_INLINE void mv_sdense_u8dp_k##K(MV_CONSTANT mv_i32* c, int shift, MV_SARGS)            \
     {                                                                                         \
-        mv_i32 ck[K * K];                                                                     \
-        MV_UNROLL for (int t = 0; t < K * K; ++t)                                             \
-        {                                                                                     \
-            ck[t] = c[t];                                                                     \
-        }                                                                                     \
+        MV_SDENSE_TAPS(K)                                                                     \
         mv_u32 dpe[K][(K + 1) / 2];                                                           \
         mv_u32 dpo[K][(K + 1) / 2];                                                           \
         MV_UNROLL for (int ty = 0; ty < K; ++ty)                                              \
@@ -1013,9 +1016,8 @@ MV_INLINE mv_i32 mv_dp_row(const mv_u32* wd, const mv_u32* pe, const mv_u32* po,
                 dpo[ty][m] = po[m];                                                           \
             }                                                                                 \
         }                                                                                     \
-        mv_i32 acc[K][MV_SPX];                                                                \
         MV_STREAM_LOOP_F(u8, K, mv_u32, MV_SDENSE_DP_ROW(K), MV_SDENSE_ROW(K),                \
-                         MV_SDENSE_DONE(K))                                                   \
+                         MV_SDENSE_DONE(K, MV_SDENSE_U8_FINISH))                              \
     }
 MV_DEFINE_SDENSE_U8(3)
 #undef PIX
@@ -1025,19 +1027,10 @@ MV_DEFINE_SDENSE_U8(3)
  * (and the CPU's) order: each output from 0, kernel rows top down, taps left to right. */
 #define PIX float
 #define ACC float
-#define MV_SDENSE_F32_DONE(K)                                                                 \
-    MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                              \
-        o_[j] = acc[MV_SLOT(u, K - 1, K)][j];                                                 \
-    }
 MV_INLINE void mv_sdense_f32_k3(MV_CONSTANT float* c, MV_SARGS)
 {
-    float ck[9];
-    MV_UNROLL for (int t = 0; t < 9; ++t)
-    {
-        ck[t] = c[t];
-    }
-    float acc[3][MV_SPX];
-    MV_STREAM_LOOP(f32, 3, float, MV_SDENSE_ROW(3), MV_SDENSE_F32_DONE(3))
+    MV_SDENSE_TAPS(3)
+    MV_STREAM_LOOP(f32, 3, float, MV_SDENSE_ROW(3), MV_SDENSE_DONE(3, a))
 }
 #undef PIX
 #undef ACC
