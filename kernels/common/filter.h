@@ -40,11 +40,48 @@
         }                                                                                         \
     }
 
+/* Filter coefficients: a dense k x k table (row-major, in MV_MAX_KSIZE^2 slots) or one line of
+ * separable taps (MV_MAX_KSIZE slots). With MV_TAPS_BY_VALUE 1 (the CUDA prelude; OpenCL builds
+ * where mvision_kernels::FilterTuning::taps_by_value holds) a kernel takes them by value, as a
+ * struct the driver fills (zero-padded): NVIDIA GPUs keep kernel parameters in their constant bank and feed them to the
+ * multiply-adds directly, where coefficients read through a pointer cost a load each. Otherwise
+ * it takes a pointer to a read-only table the driver uploaded. MV_TAPS_ARG(T, n) /
+ * MV_LINE_ARG(T, n) declare the parameter (T: i32 or f32), MV_TAPS_OPEN(T, n), the body's first
+ * statement, makes n a MV_TAPS_PTR pointer to the coefficients either way. */
+typedef struct {
+    mv_i32 c[MV_MAX_KSIZE * MV_MAX_KSIZE];
+} mv_taps_i32;
+typedef struct {
+    float c[MV_MAX_KSIZE * MV_MAX_KSIZE];
+} mv_taps_f32;
+typedef struct {
+    mv_i32 c[MV_MAX_KSIZE];
+} mv_line_i32;
+typedef struct {
+    float c[MV_MAX_KSIZE];
+} mv_line_f32;
+#define MV_ELEM_i32 mv_i32
+#define MV_ELEM_f32 float
+#ifndef MV_TAPS_BY_VALUE
+#define MV_TAPS_BY_VALUE 0
+#endif
+#if MV_TAPS_BY_VALUE
+#define MV_TAPS_PTR const
+#define MV_TAPS_ARG(T, n) MV_PARAM_CONST mv_taps_##T n##_v
+#define MV_LINE_ARG(T, n) MV_PARAM_CONST mv_line_##T n##_v
+#define MV_TAPS_OPEN(T, n) MV_TAPS_PTR MV_ELEM_##T* n = n##_v.c;
+#else
+#define MV_TAPS_PTR MV_CONSTANT
+#define MV_TAPS_ARG(T, n) MV_CONSTANT MV_ELEM_##T* n
+#define MV_LINE_ARG(T, n) MV_CONSTANT MV_ELEM_##T* n
+#define MV_TAPS_OPEN(T, n)
+#endif
+
 /* mv_conv_global_<T>: the k x k correlation sum at one output pixel, read straight from global
  * memory (border per tap). Same summation order as the CPU: kernel row-major, acc = acc + c * p. */
 #define MV_DEFINE_CONV(SUFFIX, PIX, ACC)                                                      \
     MV_INLINE ACC mv_conv_global_##SUFFIX(MV_GLOBAL const PIX* src, int stride, int w, int h, \
-                                          int x, int y, MV_CONSTANT ACC* c, int k, int mode,  \
+                                          int x, int y, MV_TAPS_PTR ACC* c, int k, int mode,  \
                                           ACC value)                                          \
     {                                                                                         \
         int r = k / 2;                                                                        \
@@ -87,9 +124,10 @@ MV_DEFINE_SOBEL(f32, float, float)
 /* ---- Dense k x k ------------------------------------------------------------------------- */
 
 MV_KERNEL mv_filter2d_u8_naive(MV_GLOBAL const mv_u8* src, int src_stride, MV_GLOBAL mv_u8* dst,
-                               int dst_stride, int width, int height, MV_CONSTANT mv_i32* coeffs,
+                               int dst_stride, int width, int height, MV_TAPS_ARG(i32, coeffs),
                                int ksize, int shift, int border_mode, int border_value)
 {
+    MV_TAPS_OPEN(i32, coeffs)
     int x = MV_GID_X;
     int y = MV_GID_Y;
     if (x >= width || y >= height) {
@@ -101,9 +139,10 @@ MV_KERNEL mv_filter2d_u8_naive(MV_GLOBAL const mv_u8* src, int src_stride, MV_GL
 }
 
 MV_KERNEL mv_filter2d_f32_naive(MV_GLOBAL const float* src, int src_stride, MV_GLOBAL float* dst,
-                                int dst_stride, int width, int height, MV_CONSTANT float* coeffs,
+                                int dst_stride, int width, int height, MV_TAPS_ARG(f32, coeffs),
                                 int ksize, int border_mode, float border_value)
 {
+    MV_TAPS_OPEN(f32, coeffs)
     int x = MV_GID_X;
     int y = MV_GID_Y;
     if (x >= width || y >= height) {
@@ -305,7 +344,7 @@ MV_DEFINE_HALO(f32d, float, float, mv_f32x4, MV_PX_F32, MV_DENSE_ITERS)
  * with loops, t pointing at the first window itself. */
 #define MV_DEFINE_DENSE_K(SUFFIX, PIX, ACC, PX, WINDOW, NWIN, K)                            \
     MV_INLINE void mv_dense_##SUFFIX##_k##K(MV_LOCAL const PIX* t, int pitch,               \
-                                            MV_CONSTANT ACC* c, ACC* acc, ACC* acc1)        \
+                                            MV_TAPS_PTR ACC* c, ACC* acc, ACC* acc1)        \
     {                                                                                       \
         MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
         {                                                                                   \
@@ -340,7 +379,7 @@ MV_DEFINE_HALO(f32d, float, float, mv_f32x4, MV_PX_F32, MV_DENSE_ITERS)
     }
 #define MV_DEFINE_DENSE_ANY(SUFFIX, PIX, ACC, PX)                                           \
     MV_INLINE void mv_dense_##SUFFIX##_any(MV_LOCAL const PIX* t, int pitch,                \
-                                           MV_CONSTANT ACC* c, int k, ACC* acc)             \
+                                           MV_TAPS_PTR ACC* c, int k, ACC* acc)             \
     {                                                                                       \
         MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
         {                                                                                   \
@@ -362,7 +401,7 @@ MV_DEFINE_HALO(f32d, float, float, mv_f32x4, MV_PX_F32, MV_DENSE_ITERS)
  * mv_vcol_<T>_k<K>(col, ky, acc): the PX vertical sums over the rows array, output j's column
  * being col[j * MV_TILE_W] (rows of pitch RW); mv_vcol_<T>_any for any length. */
 #define MV_DEFINE_SEP_K(SUFFIX, PIX, ACC, PX, WINDOW, NWIN, RW, K)                          \
-    MV_INLINE void mv_hrow_##SUFFIX##_k##K(MV_LOCAL const PIX* p, MV_CONSTANT ACC* kx,      \
+    MV_INLINE void mv_hrow_##SUFFIX##_k##K(MV_LOCAL const PIX* p, MV_TAPS_PTR ACC* kx,      \
                                            ACC* h)                                          \
     {                                                                                       \
         ACC win[NWIN(K)];                                                                   \
@@ -380,7 +419,7 @@ MV_DEFINE_HALO(f32d, float, float, mv_f32x4, MV_PX_F32, MV_DENSE_ITERS)
             }                                                                               \
         }                                                                                   \
     }                                                                                       \
-    MV_INLINE void mv_vcol_##SUFFIX##_k##K(MV_LOCAL const ACC* col, MV_CONSTANT ACC* ky,    \
+    MV_INLINE void mv_vcol_##SUFFIX##_k##K(MV_LOCAL const ACC* col, MV_TAPS_PTR ACC* ky,    \
                                            ACC* acc)                                        \
     {                                                                                       \
         MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
@@ -397,7 +436,7 @@ MV_DEFINE_HALO(f32d, float, float, mv_f32x4, MV_PX_F32, MV_DENSE_ITERS)
         }                                                                                   \
     }
 #define MV_DEFINE_SEP_ANY(SUFFIX, PIX, ACC, PX, RW)                                         \
-    MV_INLINE void mv_hrow_##SUFFIX##_any(MV_LOCAL const PIX* p, MV_CONSTANT ACC* kx,       \
+    MV_INLINE void mv_hrow_##SUFFIX##_any(MV_LOCAL const PIX* p, MV_TAPS_PTR ACC* kx,       \
                                           int n, ACC* h)                                    \
     {                                                                                       \
         MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
@@ -412,7 +451,7 @@ MV_DEFINE_HALO(f32d, float, float, mv_f32x4, MV_PX_F32, MV_DENSE_ITERS)
             }                                                                               \
         }                                                                                   \
     }                                                                                       \
-    MV_INLINE void mv_vcol_##SUFFIX##_any(MV_LOCAL const ACC* col, MV_CONSTANT ACC* ky,     \
+    MV_INLINE void mv_vcol_##SUFFIX##_any(MV_LOCAL const ACC* col, MV_TAPS_PTR ACC* ky,     \
                                           int n, ACC* acc)                                  \
     {                                                                                       \
         MV_UNROLL for (int j = 0; j < PX; ++j)                                              \
@@ -512,9 +551,10 @@ MV_INLINE mv_u32 mv_box_mean(mv_i32 acc, int area)
  * (MV_TILE_W * MV_PX_<T>) x (2 * MV_TILE_H) outputs. */
 MV_KERNEL_TILED mv_filter2d_u8_tiled(MV_GLOBAL const mv_u8* src, int src_stride,
                                      MV_GLOBAL mv_u8* dst, int dst_stride, int width, int height,
-                                     MV_CONSTANT mv_i32* coeffs, int ksize, int shift,
+                                     MV_TAPS_ARG(i32, coeffs), int ksize, int shift,
                                      int border_mode, int border_value)
 {
+    MV_TAPS_OPEN(i32, coeffs)
     MV_LOCAL_ARRAY(mv_u32x4, smem, MV_DENSE_U8_VECS);
     MV_LOCAL mv_u8* halo = (MV_LOCAL mv_u8*)smem;
     int r = ksize / 2;
@@ -559,9 +599,10 @@ MV_KERNEL_TILED mv_filter2d_u8_tiled(MV_GLOBAL const mv_u8* src, int src_stride,
 
 MV_KERNEL_TILED mv_filter2d_f32_tiled(MV_GLOBAL const float* src, int src_stride,
                                       MV_GLOBAL float* dst, int dst_stride, int width, int height,
-                                      MV_CONSTANT float* coeffs, int ksize, int border_mode,
+                                      MV_TAPS_ARG(f32, coeffs), int ksize, int border_mode,
                                       float border_value)
 {
+    MV_TAPS_OPEN(f32, coeffs)
     MV_LOCAL_ARRAY(mv_f32x4, smem, MV_DENSE_F32_VECS);
     MV_LOCAL float* halo = (MV_LOCAL float*)smem;
     int r = ksize / 2;
@@ -653,10 +694,12 @@ MV_KERNEL_TILED mv_filter2d_f32_tiled(MV_GLOBAL const float* src, int src_stride
  * for a box of ones over u8 pixels). */
 MV_KERNEL_TILED mv_sep_filter_u8_tiled(MV_GLOBAL const mv_u8* src, int src_stride,
                                        MV_GLOBAL mv_u8* dst, int dst_stride, int width,
-                                       int height, MV_CONSTANT mv_i32* kx, int kx_len,
-                                       MV_CONSTANT mv_i32* ky, int ky_len, int shift, int finish,
+                                       int height, MV_LINE_ARG(i32, kx), int kx_len,
+                                       MV_LINE_ARG(i32, ky), int ky_len, int shift, int finish,
                                        int area, int border_mode, int border_value)
 {
+    MV_TAPS_OPEN(i32, kx)
+    MV_TAPS_OPEN(i32, ky)
     MV_LOCAL_ARRAY(mv_u32x4, smem, MV_SEP_U8_VECS);
     MV_LOCAL mv_u8* halo = (MV_LOCAL mv_u8*)smem;
     MV_LOCAL mv_i32* rows = (MV_LOCAL mv_i32*)smem;
@@ -691,10 +734,12 @@ MV_KERNEL_TILED mv_sep_filter_u8_tiled(MV_GLOBAL const mv_u8* src, int src_strid
 /* dst = acc * scale: scale 1 for filters, 1/k^2 (rounded to f32 by the host) for a box. */
 MV_KERNEL_TILED mv_sep_filter_f32_tiled(MV_GLOBAL const float* src, int src_stride,
                                         MV_GLOBAL float* dst, int dst_stride, int width,
-                                        int height, MV_CONSTANT float* kx, int kx_len,
-                                        MV_CONSTANT float* ky, int ky_len, float scale,
+                                        int height, MV_LINE_ARG(f32, kx), int kx_len,
+                                        MV_LINE_ARG(f32, ky), int ky_len, float scale,
                                         int border_mode, float border_value)
 {
+    MV_TAPS_OPEN(f32, kx)
+    MV_TAPS_OPEN(f32, ky)
     MV_LOCAL_ARRAY(mv_f32x4, smem, MV_SEP_F32_VECS);
     MV_LOCAL float* halo = (MV_LOCAL float*)smem;
     MV_LOCAL float* rows = (MV_LOCAL float*)smem;
@@ -996,13 +1041,13 @@ MV_INLINE mv_i32 mv_dp_row(const mv_u32* wd, const mv_u32* pe, const mv_u32* po,
     ACC acc[K][MV_SPX];
 #define MV_SDENSE_U8_FINISH mv_round_shift_sat_u32(a, shift)
 #define MV_DEFINE_SDENSE_U8(K)                                                                \
-    MV_INLINE void mv_sdense_u8_k##K(MV_CONSTANT mv_i32* c, int shift, MV_SARGS)              \
+    MV_INLINE void mv_sdense_u8_k##K(MV_TAPS_PTR mv_i32* c, int shift, MV_SARGS)              \
     {                                                                                         \
         MV_SDENSE_TAPS(K)                                                                     \
         MV_STREAM_LOOP(u8, K, mv_u32, MV_SDENSE_ROW(K),                                       \
                        MV_SDENSE_DONE(K, MV_SDENSE_U8_FINISH))                                \
     }                                                                                         \
-    MV_INLINE void mv_sdense_u8dp_k##K(MV_CONSTANT mv_i32* c, int shift, MV_SARGS)            \
+    MV_INLINE void mv_sdense_u8dp_k##K(MV_TAPS_PTR mv_i32* c, int shift, MV_SARGS)            \
     {                                                                                         \
         MV_SDENSE_TAPS(K)                                                                     \
         mv_u32 dpe[K][(K + 1) / 2];                                                           \
@@ -1027,7 +1072,7 @@ MV_DEFINE_SDENSE_U8(3)
  * (and the CPU's) order: each output from 0, kernel rows top down, taps left to right. */
 #define PIX float
 #define ACC float
-MV_INLINE void mv_sdense_f32_k3(MV_CONSTANT float* c, MV_SARGS)
+MV_INLINE void mv_sdense_f32_k3(MV_TAPS_PTR float* c, MV_SARGS)
 {
     MV_SDENSE_TAPS(3)
     MV_STREAM_LOOP(f32, 3, float, MV_SDENSE_ROW(3), MV_SDENSE_DONE(3, a))
@@ -1082,14 +1127,14 @@ MV_INLINE void mv_sdense_f32_k3(MV_CONSTANT float* c, MV_SARGS)
     }                                                                                         \
     ACC acc[K][MV_SPX];
 #define MV_DEFINE_SSEP(SUFFIX, OUT, K, FINISH_ARGS, FINISH)                                   \
-    MV_INLINE void mv_ssep_##SUFFIX##_k##K(MV_CONSTANT ACC* kx, MV_CONSTANT ACC* ky,          \
+    MV_INLINE void mv_ssep_##SUFFIX##_k##K(MV_TAPS_PTR ACC* kx, MV_TAPS_PTR ACC* ky,          \
                                            FINISH_ARGS, MV_SARGS)                             \
     {                                                                                         \
         MV_SSEP_TAPS(K)                                                                       \
         MV_STREAM_LOOP(SUFFIX, K, OUT, MV_SSEP_HS(K) MV_SSEP_V(K), MV_SSEP_DONE(K, FINISH))   \
     }
 #define MV_DEFINE_SSEP_DP(K, FINISH_ARGS, FINISH)                                             \
-    MV_INLINE void mv_ssep_u8dp_k##K(MV_CONSTANT ACC* kx, MV_CONSTANT ACC* ky, FINISH_ARGS,   \
+    MV_INLINE void mv_ssep_u8dp_k##K(MV_TAPS_PTR ACC* kx, MV_TAPS_PTR ACC* ky, FINISH_ARGS,   \
                                      MV_SARGS)                                                \
     {                                                                                         \
         MV_SSEP_TAPS(K)                                                                       \
@@ -1124,9 +1169,10 @@ MV_DEFINE_SSEP(f32, float, 7, float scale, a * scale)
 /* The dense streaming kernels' parameters and body (FN##3: the work-item function). */
 #define MV_FILTER2D_U8_STREAM_PARAMS                                                           \
     MV_GLOBAL const mv_u8 *src, int src_stride, MV_GLOBAL mv_u8 *dst, int dst_stride,          \
-        int width, int height, MV_CONSTANT mv_i32 *coeffs, int ksize, int shift,               \
+        int width, int height, MV_TAPS_ARG(i32, coeffs), int ksize, int shift,               \
         int border_mode, int border_value
 #define MV_FILTER2D_U8_STREAM_BODY(FN)                                                         \
+    MV_TAPS_OPEN(i32, coeffs)                                                                  \
     int x = MV_GID_X * MV_SPX;                                                                 \
     int y0 = MV_GID_Y * MV_STREAM_ROWS;                                                        \
     if (x >= width || y0 >= height) {                                                          \
@@ -1141,12 +1187,14 @@ MV_DEFINE_SSEP(f32, float, 7, float scale, a * scale)
 /* The separable streaming u8 kernels' parameters and body. */
 #define MV_SEP_U8_STREAM_PARAMS                                                                \
     MV_GLOBAL const mv_u8 *src, int src_stride, MV_GLOBAL mv_u8 *dst, int dst_stride,          \
-        int width, int height, MV_CONSTANT mv_i32 *kx, int kx_len, MV_CONSTANT mv_i32 *ky,      \
+        int width, int height, MV_LINE_ARG(i32, kx), int kx_len, MV_LINE_ARG(i32, ky),      \
         int ky_len, int shift, int finish, int area, int border_mode, int border_value
 #define MV_SEP_U8_STREAM_CALL(FN)                                                              \
     FN(kx, ky, shift, finish, area, src, src_stride, dst, dst_stride, width, height, x, y0,    \
        fast, cols, border_mode, border_value)
 #define MV_SEP_U8_STREAM_BODY(FN)                                                              \
+    MV_TAPS_OPEN(i32, kx)                                                                      \
+    MV_TAPS_OPEN(i32, ky)                                                                      \
     int x = MV_GID_X * MV_SPX;                                                                 \
     int y0 = MV_GID_Y * MV_STREAM_ROWS;                                                        \
     if (x >= width || y0 >= height || kx_len != ky_len) {                                      \
@@ -1188,9 +1236,10 @@ MV_KERNEL_LEAN mv_sep_filter_u8_stream_dp(MV_SEP_U8_STREAM_PARAMS)
 
 MV_KERNEL_LEAN mv_filter2d_f32_stream(MV_GLOBAL const float* src, int src_stride,
                                       MV_GLOBAL float* dst, int dst_stride, int width,
-                                      int height, MV_CONSTANT float* coeffs, int ksize,
+                                      int height, MV_TAPS_ARG(f32, coeffs), int ksize,
                                       int border_mode, float border_value)
 {
+    MV_TAPS_OPEN(f32, coeffs)
     int x = MV_GID_X * MV_SPX;
     int y0 = MV_GID_Y * MV_STREAM_ROWS;
     if (x >= width || y0 >= height) {
@@ -1206,9 +1255,11 @@ MV_KERNEL_LEAN mv_filter2d_f32_stream(MV_GLOBAL const float* src, int src_stride
 
 MV_KERNEL_LEAN mv_sep_filter_f32_stream(MV_GLOBAL const float* src, int src_stride,
                                    MV_GLOBAL float* dst, int dst_stride, int width, int height,
-                                   MV_CONSTANT float* kx, int kx_len, MV_CONSTANT float* ky,
+                                   MV_LINE_ARG(f32, kx), int kx_len, MV_LINE_ARG(f32, ky),
                                    int ky_len, float scale, int border_mode, float border_value)
 {
+    MV_TAPS_OPEN(f32, kx)
+    MV_TAPS_OPEN(f32, ky)
     int x = MV_GID_X * MV_SPX;
     int y0 = MV_GID_Y * MV_STREAM_ROWS;
     if (x >= width || y0 >= height || kx_len != ky_len) {

@@ -17,6 +17,18 @@
     extern "C" __global__ void __launch_bounds__(                            \
         MV_TILE_W * MV_TILE_H,                                               \
         (1024 / (MV_TILE_W * MV_TILE_H) > 0 ? 1024 / (MV_TILE_W * MV_TILE_H) : 1))
+/* A by-value struct parameter whose address the kernel takes (filter coefficients): read in
+ * place from the constant bank (__grid_constant__, CUDA 11.7+ on sm_70+) instead of copied
+ * to each thread's stack; older NVRTC (JetPack 5 has 11.4) copies it. */
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 7))
+#define MV_PARAM_CONST const __grid_constant__
+#else
+#define MV_PARAM_CONST const
+#endif
+/* Filter coefficients are kernel parameters (kernels/common/filter.h): CUDA devices take 4 KiB
+ * of them. */
+#define MV_TAPS_BY_VALUE 1
 #define MV_GLOBAL
 #define MV_CONSTANT const
 #define MV_LOCAL

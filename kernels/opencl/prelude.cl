@@ -19,6 +19,8 @@
     __kernel __attribute__((reqd_work_group_size(MV_TILE_W, MV_TILE_H, 1))) void
 /* (CUDA: a register cap; OpenCL C has no such attribute.) */
 #define MV_KERNEL_LEAN __kernel void
+/* (CUDA: __grid_constant__ on by-value struct parameters.) */
+#define MV_PARAM_CONST const
 #define MV_GLOBAL __global
 #define MV_CONSTANT __constant
 #define MV_LOCAL __local

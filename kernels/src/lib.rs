@@ -327,6 +327,10 @@ pub enum StreamMode {
 ///   one changes `f32` images, within the contract's tolerance; `off` makes them bit-identical
 ///   to the CPU's. `u8` images are the same either way.
 ///
+/// * `MVISION_FILTER_TAPS=auto|table` ([`TapsMode`]): whether OpenCL filter kernels take their
+///   coefficients by value where the device allows ([`FilterTuning::taps_by_value`]) or always
+///   as an uploaded table. Default `auto`. CUDA always takes them by value.
+///
 /// Unparsable values are ignored (the default holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FilterTuning {
@@ -338,6 +342,20 @@ pub struct FilterTuning {
     pub dot: DotMode,
     /// Whether the `f32` filters fuse their multiply-adds.
     pub fma: FmaMode,
+    /// How OpenCL filter kernels take their coefficients.
+    pub taps: TapsMode,
+}
+
+/// How the OpenCL filter kernels take their coefficients (`MVISION_FILTER_TAPS`); the images
+/// are the same either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TapsMode {
+    /// `auto` (the default): by value where the device accepts [`TAPS_PARAM_BYTES`] of kernel
+    /// parameters, else as a table.
+    Auto,
+    /// `table`: always as a read-only table the driver uploads (and caches); for tests of that
+    /// path on devices that would take them by value.
+    Table,
 }
 
 /// Whether the `f32` filter kernels (dense, separable, box, Gaussian, Sobel) compute `a·b + c`
@@ -377,6 +395,7 @@ impl FilterTuning {
         stream_rows: STREAM_ROWS,
         dot: DotMode::Auto,
         fma: FmaMode::On,
+        taps: TapsMode::Auto,
     };
 
     /// The tuning of `MVISION_FILTER_STREAM`'s and `MVISION_FILTER_STREAM_ROWS`'s values
@@ -419,6 +438,17 @@ impl FilterTuning {
         self
     }
 
+    /// This tuning with the coefficient passing of `MVISION_FILTER_TAPS`'s value (`None` or
+    /// unparsable: unchanged).
+    pub fn with_taps(mut self, taps: Option<&str>) -> Self {
+        match taps.map(str::trim) {
+            Some("auto") => self.taps = TapsMode::Auto,
+            Some("table") => self.taps = TapsMode::Table,
+            _ => {}
+        }
+        self
+    }
+
     /// The process's tuning, read on the first call.
     pub fn get() -> Self {
         static TUNING: std::sync::OnceLock<FilterTuning> = std::sync::OnceLock::new();
@@ -430,26 +460,47 @@ impl FilterTuning {
                 var("MVISION_FILTER_DOT").as_deref(),
             )
             .with_fma(var("MVISION_FILTER_FMA").as_deref())
+            .with_taps(var("MVISION_FILTER_TAPS").as_deref())
         })
     }
 
     /// `"auto/4"`, `"on/4"` or `"off"`, as benchmarks print it, with `"/dot-off"` or
     /// `"/dot-on"` appended unless the packed products are `auto`, and `"/fma-off"` without
-    /// fused multiply-adds.
+    /// fused multiply-adds and `"/taps-table"` with OpenCL coefficient tables forced.
     pub fn label(&self) -> String {
         let dot = match self.dot {
             DotMode::Off => "/dot-off",
             DotMode::Auto => "",
             DotMode::On => "/dot-on",
         };
-        let fma = match self.fma {
-            FmaMode::Off => "/fma-off",
-            FmaMode::On => "",
+        let fma = match (self.fma, self.taps) {
+            (FmaMode::Off, TapsMode::Auto) => "/fma-off",
+            (FmaMode::On, TapsMode::Auto) => "",
+            (FmaMode::Off, TapsMode::Table) => "/fma-off/taps-table",
+            (FmaMode::On, TapsMode::Table) => "/taps-table",
         };
         match self.stream {
             StreamMode::Off => format!("off{fma}"),
             StreamMode::Auto => format!("auto/{}{dot}{fma}", self.stream_rows),
             StreamMode::On => format!("on/{}{dot}{fma}", self.stream_rows),
+        }
+    }
+
+    /// Whether the filter kernels take their coefficients by value (a struct of [`TAPS_SLOTS`]
+    /// or [`LINE_SLOTS`] zero-padded slots; the program is built with `MV_TAPS_BY_VALUE` 1)
+    /// rather than as a pointer to a table the driver uploads, on a device of `backend` that
+    /// accepts `max_parameter_bytes` of kernel parameters. CUDA: always (every device takes
+    /// 4 KiB); OpenCL: from [`TAPS_PARAM_BYTES`] on, unless `MVISION_FILTER_TAPS=table`
+    /// ([`TapsMode`]). NVIDIA GPUs keep kernel parameters in their constant bank, which the
+    /// multiply-adds read directly, where each coefficient read through a pointer is a load: on
+    /// the H200 at 3840 × 2160, dense 7 × 7 `f32` 1.16× (CUDA) and 1.10× (OpenCL), the 3 × 3
+    /// `f32` halo tile 1.12× (CUDA); neutral on PoCL.
+    pub fn taps_by_value(&self, backend: Backend, max_parameter_bytes: usize) -> bool {
+        match backend {
+            Backend::Cuda => true,
+            Backend::OpenCl => {
+                self.taps == TapsMode::Auto && max_parameter_bytes >= TAPS_PARAM_BYTES
+            }
         }
     }
 
@@ -567,6 +618,19 @@ pub enum Backend {
     /// CUDA C++ (NVRTC).
     Cuda,
 }
+
+/// 32-bit slots of a dense filter's coefficient table passed by value (`mv_taps_i32` /
+/// `mv_taps_f32` in `kernels/common/filter.h`): one per tap of the largest kernel.
+pub const TAPS_SLOTS: usize = MAX_KERNEL_SIZE * MAX_KERNEL_SIZE;
+
+/// 32-bit slots of one line of separable taps passed by value (`mv_line_i32` / `mv_line_f32`).
+pub const LINE_SLOTS: usize = MAX_KERNEL_SIZE;
+
+/// Kernel parameter bytes an OpenCL device must accept (`CL_DEVICE_MAX_PARAMETER_SIZE`) for
+/// its filter kernels to take their coefficients by value: the full profile's minimum, above
+/// the largest filter's parameters (a [`TAPS_SLOTS`] table and ten more arguments). Embedded-
+/// profile devices may accept only 256.
+pub const TAPS_PARAM_BYTES: usize = 1024;
 
 /// A program: a group of kernels compiled together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

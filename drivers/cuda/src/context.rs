@@ -16,13 +16,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use cudarc::driver::sys::{CUdeviceptr, CUresult};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
-    PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use mvision_core::Error as CoreError;
 use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner};
-use mvision_kernels::{KernelSet, Tile};
+use mvision_kernels::{KernelSet, Tile, LINE_SLOTS, TAPS_SLOTS};
 
 use crate::device::{self, DeviceInfo};
 use crate::error::{driver, Error, Result};
@@ -31,10 +31,6 @@ use crate::nvrtc::{self, Target};
 
 /// Threads that run in lock-step on every CUDA device.
 const WARP: usize = 32;
-
-/// Coefficient tables kept on the device per context (a filter reused frame after frame is
-/// uploaded once); beyond this many distinct tables the cache starts over.
-const COEFF_CACHE_ENTRIES: usize = 64;
 
 /// The environment variable [`Context::from_env`] reads: a device index.
 pub const DEVICE_ENV: &str = "MVISION_CUDA_DEVICE";
@@ -50,7 +46,6 @@ pub struct Context {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     programs: Mutex<HashMap<(KernelSet, Tile), Arc<Module>>>,
-    coeffs: Mutex<HashMap<Vec<u8>, CudaSlice<u8>>>,
     integral_scratch: Mutex<ScratchBufs>,
 }
 
@@ -82,11 +77,8 @@ struct Module {
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
 }
 
-/// Held from a coefficient lookup until the launch that reads the tables is queued.
-pub(crate) type CoeffGuard<'a> = std::sync::MutexGuard<'a, HashMap<Vec<u8>, CudaSlice<u8>>>;
-
 /// A kernel argument as `cuLaunchKernel` takes it, by value.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Bound {
     /// A device pointer (`T*` in the kernel).
     Ptr(CUdeviceptr),
@@ -94,7 +86,21 @@ enum Bound {
     I32(i32),
     /// A `float`.
     F32(f32),
+    /// A dense filter's coefficients (`mv_taps_i32` / `mv_taps_f32`).
+    Taps(Box<Slots<TAPS_SLOTS>>),
+    /// A line of separable taps (`mv_line_i32` / `mv_line_f32`).
+    Line(Slots<LINE_SLOTS>),
 }
+
+/// `N` 32-bit slots passed by value: the layout of the kernels' coefficient structs (arrays of
+/// `N` 4-byte `int`s or `float`s, 4-byte aligned).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct Slots<const N: usize>([u32; N]);
+
+// SAFETY: plain 4-byte-aligned data of the size and layout of the kernels' coefficient structs
+// (`kernels/common/filter.h`), valid for any bits.
+unsafe impl<const N: usize> DeviceRepr for Slots<N> {}
 
 impl Context {
     /// Opens device `index` of [`crate::devices`]: its primary context, a new stream, and the
@@ -134,7 +140,6 @@ impl Context {
                 ctx,
                 stream,
                 programs: Mutex::new(HashMap::new()),
-                coeffs: Mutex::new(HashMap::new()),
                 integral_scratch: Mutex::new(ScratchBufs::default()),
             })
         })
@@ -262,37 +267,6 @@ impl Context {
         })
     }
 
-    /// The device addresses of coefficient tables with these bytes, uploading each on first
-    /// use. All tables of one launch come from one call, and the caller holds the returned
-    /// guard until the launch is queued: the cache may start over (freeing tables in stream
-    /// order) only on entry, never between a lookup and the launch that reads the tables, even
-    /// with other threads launching on this context.
-    fn coeffs(&self, tables: &[&[u8]]) -> Result<(CoeffGuard<'_>, Vec<CUdeviceptr>)> {
-        let mut cache = self.coeffs.lock().unwrap_or_else(PoisonError::into_inner);
-        let missing = tables.iter().filter(|t| !cache.contains_key(**t)).count();
-        if cache.len() + missing > COEFF_CACHE_ENTRIES {
-            // Frees are stream-ordered: kernels queued earlier still read valid tables.
-            cache.clear();
-        }
-        let mut ptrs = vec![0; tables.len()];
-        for (ptr, &bytes) in ptrs.iter_mut().zip(tables) {
-            if !cache.contains_key(bytes) {
-                let mut slice = self
-                    .stream
-                    .alloc_zeros::<u8>(bytes.len().max(1))
-                    .map_err(driver("cuMemAllocAsync"))?;
-                if !bytes.is_empty() {
-                    self.stream
-                        .memcpy_htod(bytes, &mut slice)
-                        .map_err(driver("cuMemcpyHtoDAsync"))?;
-                }
-                cache.insert(bytes.to_vec(), slice);
-            }
-            *ptr = cache[bytes].device_ptr(&self.stream).0;
-        }
-        Ok((cache, ptrs))
-    }
-
     /// The compiled and loaded program of `set` built for `tile`, compiling it on first use.
     fn module(&self, set: KernelSet, tile: Tile) -> Result<Arc<Module>> {
         let tile = set.program_tile(tile);
@@ -318,23 +292,11 @@ impl Context {
         Ok(m)
     }
 
-    /// Uploads the coefficient tables of `launch` (or finds them in the cache) and launches
-    /// its kernel over its grid of blocks.
+    /// Launches the kernel of `launch` over its grid of blocks (coefficient tables by value:
+    /// [`mvision_kernels::FilterTuning::taps_by_value`] holds for CUDA).
     ///
     /// Errors: [`Error::KernelBuild`]; [`Error::Device`]; [`Error::OutOfDeviceMemory`].
     pub(crate) fn enqueue(&self, launch: Launch<CUdeviceptr>) -> Result<()> {
-        let tables: Vec<&[u8]> = launch
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Table(bytes) => Some(&bytes[..]),
-                _ => None,
-            })
-            .collect();
-        // Held until the launch is queued (see `coeffs`).
-        let (_tables, table_ptrs) = self.coeffs(&tables)?;
-        // `coeffs` returns one pointer per table, in order.
-        let mut table_ptrs = table_ptrs.into_iter();
         let mut bound = Vec::with_capacity(launch.args.len());
         for arg in &launch.args {
             bound.push(match arg {
@@ -342,10 +304,17 @@ impl Context {
                 Arg::Null => Bound::Ptr(0),
                 Arg::I32(v) => Bound::I32(*v),
                 Arg::F32(v) => Bound::F32(*v),
-                Arg::Table(_) => Bound::Ptr(table_ptrs.next().ok_or(Error::Device {
-                    call: "coefficient table upload",
-                    code: CUresult::CUDA_ERROR_INVALID_VALUE as i32,
-                })?),
+                Arg::Table(t) => {
+                    let bad = Error::Device {
+                        call: "coefficient table larger than its kernel parameter",
+                        code: CUresult::CUDA_ERROR_INVALID_VALUE as i32,
+                    };
+                    if t.slots == LINE_SLOTS {
+                        Bound::Line(Slots(t.padded().ok_or(bad)?))
+                    } else {
+                        Bound::Taps(Box::new(Slots(t.padded().ok_or(bad)?)))
+                    }
+                }
             });
         }
         let module = self.module(launch.set, launch.tile)?;
@@ -372,6 +341,8 @@ impl Context {
                 Bound::Ptr(p) => builder.arg(p),
                 Bound::I32(v) => builder.arg(v),
                 Bound::F32(v) => builder.arg(v),
+                Bound::Taps(t) => builder.arg(&**t),
+                Bound::Line(l) => builder.arg(l),
             };
         }
         let ([gx, gy], [bx, by]) = (launch.groups(), launch.local);

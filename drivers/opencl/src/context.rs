@@ -16,12 +16,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner};
-use mvision_kernels::{program_option_list, source, Backend, FilterTuning, KernelSet, Tile};
+use mvision_kernels::{
+    program_option_list, source, Backend, FilterTuning, KernelSet, Tile, LINE_SLOTS, TAPS_SLOTS,
+};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context as ClContext;
 use opencl3::device::Device;
 use opencl3::error_codes::{
-    CL_BUILD_PROGRAM_FAILURE, CL_INVALID_KERNEL_NAME, CL_INVALID_WORK_GROUP_SIZE,
+    CL_BUILD_PROGRAM_FAILURE, CL_INVALID_ARG_SIZE, CL_INVALID_KERNEL_NAME,
+    CL_INVALID_WORK_GROUP_SIZE,
 };
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
@@ -45,6 +48,10 @@ enum Bound {
     Mem(cl_mem),
     I32(i32),
     F32(f32),
+    /// A dense filter's coefficients by value (`mv_taps_i32` / `mv_taps_f32`).
+    Taps(Box<[u32; TAPS_SLOTS]>),
+    /// A line of separable taps by value (`mv_line_i32` / `mv_line_f32`).
+    Line([u32; LINE_SLOTS]),
 }
 
 /// A compiled program and its kernels.
@@ -210,10 +217,13 @@ impl Context {
     /// (the tile's, and for the filters under `MVISION_FILTER_FMA=on` the contraction flag); on
     /// NVIDIA devices that run PTX `dp2a` also `-DMV_NV_PTX=1` (the preludes then use inline
     /// PTX) and `-cl-nv-maxrregcount=`[`NV_MAX_REGISTERS`] (or `MVISION_OPENCL_NV_MAXRREG`; 0:
-    /// none).
+    /// none); `-DMV_TAPS_BY_VALUE=1` where the filter coefficients are passed by value.
     fn options(&self, set: KernelSet, tile: Tile) -> String {
         let mut o =
             program_option_list(set, tile, Backend::OpenCl, FilterTuning::get().fma).join(" ");
+        if self.taps_by_value() {
+            o.push_str(" -DMV_TAPS_BY_VALUE=1");
+        }
         if self.info.has_dp2a() {
             o.push_str(" -DMV_NV_PTX=1");
             let cap = std::env::var("MVISION_OPENCL_NV_MAXRREG")
@@ -225,6 +235,11 @@ impl Context {
             }
         }
         o
+    }
+
+    /// Whether filter coefficients are passed by value ([`FilterTuning::taps_by_value`]).
+    fn taps_by_value(&self) -> bool {
+        FilterTuning::get().taps_by_value(Backend::OpenCl, self.info.max_parameter_bytes)
     }
 
     fn build_program(&self, name: String, src: &str, options: &str) -> Result<Program> {
@@ -363,10 +378,11 @@ impl Context {
         // The tables' buffers stay cached after the enqueue; one dropped from the cache while a
         // kernel using it is queued stays alive until the kernel has run (OpenCL retains it).
         let mut coeffs = self.coeffs.lock().unwrap_or_else(PoisonError::into_inner);
+        let by_value = self.taps_by_value();
         let missing = launch
             .args
             .iter()
-            .filter(|a| matches!(a, Arg::Table(t) if !coeffs.contains_key(t)))
+            .filter(|a| matches!(a, Arg::Table(t) if !by_value && !coeffs.contains_key(&t.bytes)))
             .count();
         if coeffs.len() + missing > COEFF_CACHE_ENTRIES {
             coeffs.clear();
@@ -378,12 +394,23 @@ impl Context {
                 Arg::Null => Bound::Mem(ptr::null_mut()),
                 Arg::I32(v) => Bound::I32(*v),
                 Arg::F32(v) => Bound::F32(*v),
-                Arg::Table(bytes) => {
-                    if !coeffs.contains_key(bytes) {
-                        let table = self.constant_buffer(bytes)?;
-                        coeffs.insert(bytes.clone(), table);
+                Arg::Table(t) if by_value => {
+                    let bad = Error::Device {
+                        call: "coefficient table larger than its kernel parameter",
+                        code: CL_INVALID_ARG_SIZE,
+                    };
+                    if t.slots == LINE_SLOTS {
+                        Bound::Line(t.padded().ok_or(bad)?)
+                    } else {
+                        Bound::Taps(Box::new(t.padded().ok_or(bad)?))
                     }
-                    Bound::Mem(coeffs[bytes].get())
+                }
+                Arg::Table(t) => {
+                    if !coeffs.contains_key(&t.bytes) {
+                        let table = self.constant_buffer(&t.bytes)?;
+                        coeffs.insert(t.bytes.clone(), table);
+                    }
+                    Bound::Mem(coeffs[&t.bytes].get())
                 }
             });
         }
@@ -412,6 +439,8 @@ impl Context {
                     Bound::Mem(m) => kernel.set_arg(i, m),
                     Bound::I32(v) => kernel.set_arg(i, v),
                     Bound::F32(v) => kernel.set_arg(i, v),
+                    Bound::Taps(t) => kernel.set_arg(i, &**t),
+                    Bound::Line(l) => kernel.set_arg(i, l),
                 }
             };
             set.map_err(Error::cl("clSetKernelArg"))?;

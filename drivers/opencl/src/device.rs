@@ -69,6 +69,9 @@ pub struct DeviceInfo {
     pub max_work_group_size: usize,
     /// Most work-items along each of the first two work-group dimensions.
     pub max_work_item_sizes: [usize; 2],
+    /// Most bytes of arguments one kernel takes (`CL_DEVICE_MAX_PARAMETER_SIZE`): from
+    /// [`mvision_kernels::TAPS_PARAM_BYTES`] on, filter coefficients are passed by value.
+    pub max_parameter_bytes: usize,
     /// Whether device and host share memory (`CL_DEVICE_HOST_UNIFIED_MEMORY`; for devices that
     /// no longer report it, true for CPU devices): then [`crate::Context::alloc_mapped`] images
     /// are zero-copy.
@@ -164,6 +167,7 @@ fn describe(index: usize, platform: &str, d: &Device) -> Result<DeviceInfo> {
         max_alloc_bytes: d.max_mem_alloc_size().map_err(&q)?,
         max_work_group_size: d.max_work_group_size().map_err(&q)?,
         max_work_item_sizes: [item(0), item(1)],
+        max_parameter_bytes: d.max_parameter_size().map_err(&q)?,
         // Deprecated in OpenCL 2.0, so a 3.0 device may decline to answer.
         unified_memory: d.host_unified_memory().unwrap_or(kind == DeviceKind::Cpu),
         nv_compute_capability: nv_compute_capability(d),
@@ -237,6 +241,7 @@ mod tests {
             max_alloc_bytes: 1,
             max_work_group_size: 1,
             max_work_item_sizes: [1, 1],
+            max_parameter_bytes: 1,
             unified_memory: false,
             nv_compute_capability: None,
         }

@@ -11,7 +11,9 @@ use super::{
     border_f32, border_u8, same_size, table_f32, table_i32, Arg, Img, Launch, PlanError, Planner,
     Variant,
 };
-use crate::{names, FilterTuning, KernelSet, DENSE_ROWS, PX_F32, PX_U8, STREAM_PX};
+use crate::{
+    names, FilterTuning, KernelSet, DENSE_ROWS, LINE_SLOTS, PX_F32, PX_U8, STREAM_PX, TAPS_SLOTS,
+};
 
 const ONES_I32: [i32; MAX_KERNEL_SIZE] = [1; MAX_KERNEL_SIZE];
 const ONES_F32: [f32; MAX_KERNEL_SIZE] = [1.0; MAX_KERNEL_SIZE];
@@ -78,7 +80,7 @@ impl Planner {
             names: [names::FILTER2D_U8_NAIVE, names::FILTER2D_U8_TILED],
             stream: Some(names::FILTER2D_U8_STREAM),
             packed: Some((names::FILTER2D_U8_STREAM_DP, kernel.coeffs())),
-            coeffs: table_i32(kernel.coeffs()),
+            coeffs: table_i32(kernel.coeffs(), TAPS_SLOTS),
             ksize: kernel.size(),
             shift: Some(kernel.shift()),
             border: border_u8(border),
@@ -102,7 +104,7 @@ impl Planner {
             names: [names::FILTER2D_F32_NAIVE, names::FILTER2D_F32_TILED],
             stream: Some(names::FILTER2D_F32_STREAM),
             packed: None,
-            coeffs: table_f32(kernel.coeffs()),
+            coeffs: table_f32(kernel.coeffs(), TAPS_SLOTS),
             ksize: kernel.size(),
             shift: None,
             border: border_f32(border),
@@ -281,8 +283,8 @@ impl Planner {
         let sep = Separable {
             names: [names::SEP_FILTER_U8_TILED, names::SEP_FILTER_U8_STREAM],
             packed: Some((names::SEP_FILTER_U8_STREAM_DP, kx)),
-            kx: (table_i32(kx), kx.len()),
-            ky: (table_i32(ky), ky.len()),
+            kx: (table_i32(kx, LINE_SLOTS), kx.len()),
+            ky: (table_i32(ky, LINE_SLOTS), ky.len()),
             finish: vec![
                 Arg::I32(shift as i32),
                 Arg::I32(i32::from(box_area.is_some())),
@@ -307,8 +309,8 @@ impl Planner {
         let sep = Separable {
             names: [names::SEP_FILTER_F32_TILED, names::SEP_FILTER_F32_STREAM],
             packed: None,
-            kx: (table_f32(kx), kx.len()),
-            ky: (table_f32(ky), ky.len()),
+            kx: (table_f32(kx, LINE_SLOTS), kx.len()),
+            ky: (table_f32(ky, LINE_SLOTS), ky.len()),
             finish: vec![Arg::F32(scale)],
             border: border_f32(border),
             px: PX_F32,

@@ -204,9 +204,37 @@ pub enum Arg<B> {
     I32(i32),
     /// A `float`.
     F32(f32),
-    /// A read-only table (filter coefficients) as the kernel reads it: `int`s or `float`s in
-    /// native byte order. The driver copies it to the device and passes its address.
-    Table(Vec<u8>),
+    /// Filter coefficients as the kernel reads them. The driver passes them by value where
+    /// [`crate::FilterTuning::taps_by_value`] says so, else copies them to the device and
+    /// passes the address.
+    Table(Table),
+}
+
+/// A kernel's coefficient table: `int`s or `float`s in native byte order, and the 32-bit slots
+/// of the struct it fills when passed by value ([`crate::TAPS_SLOTS`] for a dense table,
+/// [`crate::LINE_SLOTS`] for a line of separable taps; the slots past the coefficients are 0).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Table {
+    /// The coefficients' bytes (4 each).
+    pub bytes: Vec<u8>,
+    /// The slots of the by-value struct: at least `bytes.len() / 4`.
+    pub slots: usize,
+}
+
+impl Table {
+    /// The by-value struct's slots: the coefficients' bit patterns, then zeros.
+    ///
+    /// Errors: `None` when the coefficients do not fit `N` slots or `N` is not [`Self::slots`].
+    pub fn padded<const N: usize>(&self) -> Option<[u32; N]> {
+        if N != self.slots || self.bytes.len() > 4 * N || !self.bytes.len().is_multiple_of(4) {
+            return None;
+        }
+        let mut out = [0u32; N];
+        for (o, c) in out.iter_mut().zip(self.bytes.chunks_exact(4)) {
+            *o = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        Some(out)
+    }
 }
 
 /// One kernel launch: which kernel of which program, its arguments, and its 2-D range.
@@ -376,12 +404,14 @@ fn border_f32<B>(border: Border<f32>) -> [Arg<B>; 2] {
     [Arg::I32(mode), Arg::F32(value.unwrap_or(0.0))]
 }
 
-/// An `int` coefficient table.
-fn table_i32<B>(v: &[i32]) -> Arg<B> {
-    Arg::Table(v.iter().flat_map(|c| c.to_ne_bytes()).collect())
+/// An `int` coefficient table of `slots` by-value slots.
+fn table_i32<B>(v: &[i32], slots: usize) -> Arg<B> {
+    let bytes = v.iter().flat_map(|c| c.to_ne_bytes()).collect();
+    Arg::Table(Table { bytes, slots })
 }
 
-/// A `float` coefficient table.
-fn table_f32<B>(v: &[f32]) -> Arg<B> {
-    Arg::Table(v.iter().flat_map(|c| c.to_ne_bytes()).collect())
+/// A `float` coefficient table of `slots` by-value slots.
+fn table_f32<B>(v: &[f32], slots: usize) -> Arg<B> {
+    let bytes = v.iter().flat_map(|c| c.to_ne_bytes()).collect();
+    Arg::Table(Table { bytes, slots })
 }

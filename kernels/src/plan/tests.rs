@@ -98,7 +98,11 @@ fn dense_filters_take_the_spec_arguments() {
             Variant::Naive,
         )
         .unwrap();
-    let table: Vec<u8> = k.coeffs().iter().flat_map(|c| c.to_ne_bytes()).collect();
+    let bytes: Vec<u8> = k.coeffs().iter().flat_map(|c| c.to_ne_bytes()).collect();
+    let table = Table {
+        bytes,
+        slots: crate::TAPS_SLOTS,
+    };
     assert_eq!(
         l.args,
         [
@@ -231,6 +235,86 @@ fn the_streaming_filters_run_where_the_tuning_says() {
         FilterTuning::DEFAULT
     );
     assert_eq!(on.label(), "on/16");
+}
+
+#[test]
+fn coefficients_go_by_value_where_the_device_takes_them() {
+    use crate::{Backend, FilterTuning, TapsMode, LINE_SLOTS, TAPS_PARAM_BYTES, TAPS_SLOTS};
+    let auto = FilterTuning::DEFAULT;
+    assert_eq!(auto.taps, TapsMode::Auto);
+    assert!(auto.taps_by_value(Backend::Cuda, 0), "CUDA: always");
+    assert!(auto.taps_by_value(Backend::OpenCl, TAPS_PARAM_BYTES));
+    assert!(
+        !auto.taps_by_value(Backend::OpenCl, 256),
+        "embedded profile"
+    );
+    let table = auto.with_taps(Some(" table "));
+    assert_eq!(table.taps, TapsMode::Table);
+    assert!(!table.taps_by_value(Backend::OpenCl, 4352));
+    assert!(table.taps_by_value(Backend::Cuda, 4352));
+    assert_eq!(table.label(), "auto/4/taps-table");
+    assert_eq!(
+        table.with_fma(Some("off")).label(),
+        "auto/4/fma-off/taps-table"
+    );
+    assert_eq!(auto.with_taps(Some("bytes")), auto);
+    const {
+        assert!(
+            4 * TAPS_SLOTS + 64 <= TAPS_PARAM_BYTES,
+            "the dense kernels' parameters fit"
+        )
+    };
+
+    // The by-value structs: the coefficients' bits, then zeros; the wrong size is refused.
+    let t = Table {
+        bytes: [1.5f32, -2.0]
+            .iter()
+            .flat_map(|c| c.to_ne_bytes())
+            .collect(),
+        slots: LINE_SLOTS,
+    };
+    let p = t.padded::<LINE_SLOTS>().unwrap();
+    assert_eq!((p[0], p[1]), (1.5f32.to_bits(), (-2.0f32).to_bits()));
+    assert!(p[2..].iter().all(|&w| w == 0));
+    assert!(t.padded::<TAPS_SLOTS>().is_none(), "slots differ");
+    let long = Table {
+        bytes: vec![0; 4 * LINE_SLOTS + 4],
+        slots: LINE_SLOTS,
+    };
+    assert!(
+        long.padded::<LINE_SLOTS>().is_none(),
+        "more coefficients than slots"
+    );
+    let ragged = Table {
+        bytes: vec![0; 6],
+        slots: LINE_SLOTS,
+    };
+    assert!(ragged.padded::<LINE_SLOTS>().is_none());
+
+    // Dense plans carry a square table, separable ones two lines.
+    let k = Kernel2dQ::new(3, &[1; 9], 4).unwrap();
+    let l = Planner::new(CTX, GPU)
+        .filter2d_u8(
+            img(1, 8, 8),
+            img(2, 8, 8),
+            &k,
+            Border::Replicate,
+            Variant::Naive,
+        )
+        .unwrap();
+    assert!(l
+        .args
+        .iter()
+        .any(|a| matches!(a, Arg::Table(t) if t.slots == TAPS_SLOTS)));
+    let s = SepKernelQ::new(&[1, 2, 1], &[1, 2, 1], 4).unwrap();
+    let l = Planner::new(CTX, GPU)
+        .sep_filter_u8(img(1, 8, 8), img(2, 8, 8), &s, Border::Replicate)
+        .unwrap();
+    let lines = l
+        .args
+        .iter()
+        .filter(|a| matches!(a, Arg::Table(t) if t.slots == LINE_SLOTS));
+    assert_eq!(lines.count(), 2);
 }
 
 #[test]
