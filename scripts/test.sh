@@ -53,6 +53,8 @@ cargo test --workspace --locked
 
 step "GPU filters: the streaming kernels on every size (MVISION_FILTER_STREAM=on; default auto runs them on large images only), coefficients as uploaded tables (MVISION_FILTER_TAPS=table; PoCL takes them by value by default)"
 MVISION_FILTER_STREAM=on MVISION_FILTER_TAPS=table cargo test -p mvision-runtime --locked --test backends -- filter::
+step "GPU filters: the local-memory halo tiles everywhere (MVISION_FILTER_STREAM=off; by default the 3 x 3 filters stream)"
+MVISION_FILTER_STREAM=off cargo test -p mvision-runtime --locked --test backends -- filter::
 step "GPU filters: f32 without fused multiply-adds, bit-identical to the CPU (MVISION_FILTER_FMA=off; the default fuses, within tolerance)"
 MVISION_FILTER_FMA=off cargo test -p mvision-runtime --locked --test backends -- filter::
 step "GPU integral: the look-back scan forced on PoCL (MVISION_INTEGRAL_SCAN=lookback; default auto runs it on CUDA and NVIDIA OpenCL)"

@@ -528,11 +528,19 @@ impl FilterTuning {
     }
 
     /// Whether a dense filter of `k × k` taps runs the streaming kernel (3 × 3 only: `u8` was
-    /// faster at every size measured, while at 7 × 7 the halo tile was).
+    /// faster at every size measured, while at 7 × 7 the halo tile was; a device may still
+    /// send large `f32` images to the halo tile, [`plan::Limits::dense_f32_halo_from`]).
     pub fn streams_dense(&self, k: usize) -> bool {
         self.stream != StreamMode::Off && k == 3
     }
 }
+
+/// Pixels from which CUDA runs the dense 3 × 3 `f32` filter on the halo tile rather than the
+/// streaming kernel ([`plan::Limits::dense_f32_halo_from`]): with coefficients by value the
+/// halo tile ran 1.12× the streaming kernel at 3840 × 2160 on the H200 (83 % against 74 % of
+/// copy bandwidth) but 0.93× at 1920 × 1080 and even at 640 × 480. NVIDIA's OpenCL keeps the
+/// streaming kernel at every size (1.26× the halo tile at 4K).
+pub const DENSE_F32_HALO_MIN_PIXELS: usize = 1 << 22;
 
 /// Largest work-group of the tiled integral kernels (`MV_IGROUP_MAX`): it sizes their local
 /// arrays. They run with 32, 64, 128 or 256 work-items (32 lanes × 1 to 8 rows).

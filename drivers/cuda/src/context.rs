@@ -22,7 +22,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use mvision_core::Error as CoreError;
 use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner};
-use mvision_kernels::{KernelSet, Tile, LINE_SLOTS, TAPS_SLOTS};
+use mvision_kernels::{KernelSet, Tile, DENSE_F32_HALO_MIN_PIXELS, LINE_SLOTS, TAPS_SLOTS};
 
 use crate::device::{self, DeviceInfo};
 use crate::error::{driver, Error, Result};
@@ -132,6 +132,7 @@ impl Context {
                 // PTX dp2a: sm_61 and later (the prelude uses it under the same condition).
                 dp2a: info.compute_capability >= (6, 1),
                 lookback: true,
+                dense_f32_halo_from: Some(DENSE_F32_HALO_MIN_PIXELS),
             };
             Ok(Self {
                 planner: Planner::new(NEXT_ID.fetch_add(1, Ordering::Relaxed), limits),

@@ -12,7 +12,8 @@ use super::{
     Variant,
 };
 use crate::{
-    names, FilterTuning, KernelSet, DENSE_ROWS, LINE_SLOTS, PX_F32, PX_U8, STREAM_PX, TAPS_SLOTS,
+    names, FilterTuning, KernelSet, StreamMode, DENSE_ROWS, LINE_SLOTS, PX_F32, PX_U8, STREAM_PX,
+    TAPS_SLOTS,
 };
 
 const ONES_I32: [i32; MAX_KERNEL_SIZE] = [1; MAX_KERNEL_SIZE];
@@ -44,6 +45,8 @@ struct Dense<'a, B> {
     border: [Arg<B>; 2],
     /// Output pixels per work-item of the tiled kernel ([`PX_U8`] / [`PX_F32`]).
     px: usize,
+    /// Pixels from which the halo tile replaces the streaming kernel under `auto`.
+    halo_from: Option<usize>,
 }
 
 /// The parts of a separable filter that differ between `u8` and `f32`.
@@ -85,6 +88,7 @@ impl Planner {
             shift: Some(kernel.shift()),
             border: border_u8(border),
             px: PX_U8,
+            halo_from: None,
         };
         self.dense(src, dst, dense, variant)
     }
@@ -109,6 +113,7 @@ impl Planner {
             shift: None,
             border: border_f32(border),
             px: PX_F32,
+            halo_from: self.limits().dense_f32_halo_from,
         };
         self.dense(src, dst, dense, variant)
     }
@@ -124,10 +129,13 @@ impl Planner {
         same_size(src.size(), dst.size())?;
         let tile = self.variant_tile(variant)?;
         let tuning = FilterTuning::get();
-        // The streaming kernel replaces the halo tile where it exists and the tuning allows.
+        // The streaming kernel replaces the halo tile where it exists and the tuning allows
+        // (under `auto`, not on images from `halo_from` pixels on).
+        let (w, h) = src.size();
+        let halo = tuning.stream == StreamMode::Auto && dense.halo_from.is_some_and(|p| w * h >= p);
         let stream = dense
             .stream
-            .filter(|_| variant != Variant::Naive && tuning.streams_dense(dense.ksize))
+            .filter(|_| variant != Variant::Naive && tuning.streams_dense(dense.ksize) && !halo)
             .map(|plain| match dense.packed {
                 Some((packed, c)) if tuning.packs(c, self.limits().dp2a) => packed,
                 _ => plain,
@@ -152,7 +160,6 @@ impl Planner {
         } else {
             (dense.px, DENSE_ROWS)
         };
-        let (w, h) = src.size();
         let range = (w.div_ceil(px), h.div_ceil(py));
         Ok(self.launch_2d(KernelSet::Filter, tile, name, args, range))
     }

@@ -71,6 +71,12 @@ pub struct Limits {
     /// after a fence ([`crate::IntegralScan::Auto`] then runs the look-back scan): CUDA, and
     /// NVIDIA's OpenCL.
     pub lookback: bool,
+    /// Images of at least this many pixels run the dense 3 × 3 `f32` filter on the halo tile
+    /// instead of the streaming kernel under [`StreamMode::Auto`]; `None`: never. CUDA:
+    /// [`crate::DENSE_F32_HALO_MIN_PIXELS`].
+    ///
+    /// [`StreamMode::Auto`]: crate::StreamMode::Auto
+    pub dense_f32_halo_from: Option<usize>,
 }
 
 /// Work-group shapes tried for [`Limits::default_tile`], largest first.

@@ -16,6 +16,7 @@ const GPU: Limits = Limits {
     simd_width: Some(32),
     dp2a: true,
     lookback: true,
+    dense_f32_halo_from: None,
 };
 
 /// A small OpenCL device: groups of 128 work-items, 4 KiB of local memory.
@@ -26,6 +27,7 @@ const SMALL: Limits = Limits {
     simd_width: None,
     dp2a: false,
     lookback: false,
+    dense_f32_halo_from: None,
 };
 
 const CTX: u64 = 7;
@@ -235,6 +237,61 @@ fn the_streaming_filters_run_where_the_tuning_says() {
         FilterTuning::DEFAULT
     );
     assert_eq!(on.label(), "on/16");
+}
+
+#[test]
+fn large_dense_3x3_f32_images_take_the_halo_tile_where_the_device_says() {
+    use crate::{FilterTuning, StreamMode, DENSE_F32_HALO_MIN_PIXELS};
+    if FilterTuning::get().stream != StreamMode::Auto {
+        return; // the choice below is `auto`'s (MVISION_FILTER_STREAM set)
+    }
+    let cuda = Planner::new(
+        CTX,
+        Limits {
+            dense_f32_halo_from: Some(DENSE_F32_HALO_MIN_PIXELS),
+            ..GPU
+        },
+    );
+    let f = Kernel2dF32::new(3, &[0.125; 9]).unwrap();
+    let q = Kernel2dQ::new(3, &[1; 9], 3).unwrap();
+    let tiled = Variant::Tiled { w: 16, h: 16 };
+    let f32_name = |p: &Planner, w, h| {
+        let l = p.filter2d_f32(img(1, w, h), img(2, w, h), &f, Border::Replicate, tiled);
+        l.unwrap().kernel
+    };
+    assert_eq!(f32_name(&cuda, 3840, 2160), names::FILTER2D_F32_TILED);
+    assert_eq!(
+        f32_name(&cuda, 2048, 2048),
+        names::FILTER2D_F32_TILED,
+        "exactly 2^22"
+    );
+    assert_eq!(f32_name(&cuda, 2047, 2048), names::FILTER2D_F32_STREAM);
+    assert_eq!(f32_name(&cuda, 1920, 1080), names::FILTER2D_F32_STREAM);
+    assert_eq!(
+        f32_name(&Planner::new(CTX, GPU), 3840, 2160),
+        names::FILTER2D_F32_STREAM
+    );
+    // u8 keeps its streaming kernel; the halo tile runs 4 × 2 outputs a work-item, whole groups.
+    let l = cuda
+        .filter2d_u8(
+            img(1, 3840, 2160),
+            img(2, 3840, 2160),
+            &q,
+            Border::Replicate,
+            tiled,
+        )
+        .unwrap();
+    assert_ne!(l.kernel, names::FILTER2D_U8_TILED);
+    let l = cuda
+        .filter2d_f32(
+            img(1, 3840, 2160),
+            img(2, 3840, 2160),
+            &f,
+            Border::Replicate,
+            tiled,
+        )
+        .unwrap();
+    assert_eq!(l.global, [3840 / 4, (2160 / 2_usize).next_multiple_of(16)]);
 }
 
 #[test]
