@@ -20,8 +20,8 @@ use common::Rng;
 use conv_reference::reference;
 use mvision_core::cpu::{self, Level};
 use mvision_core::nn::conv::{
-    conv2d, conv2d_winograd_prepared, winograd_prepare_weights, winograd_prepared_workspace_len,
-    winograd_weights_len, workspace_len, Conv2dShape, ConvMethod,
+    choose_method, conv2d, conv2d_winograd_prepared, winograd_prepare_weights,
+    winograd_prepared_workspace_len, winograd_weights_len, workspace_len, Conv2dShape, ConvMethod,
 };
 
 /// `G g Gᵀ` of one 3×3 kernel (row-major), `ξ = 4·row + column`, in `f32` with the module's
@@ -141,4 +141,29 @@ fn winograd_at_every_level() {
         }
         cpu::set_cap(Level::X86V4);
     }
+    // The selector takes Winograd from 32 channels per group where AVX-512 runs its transforms,
+    // from 64 elsewhere (SqueezeNet's 27² and 13² expand layers; not its 16-channel one).
+    let padded = |c, hw, oc| {
+        let mut s = Conv2dShape::new(1, c, hw, hw, oc, 3, 3);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+        s
+    };
+    for &level in &levels {
+        cpu::set_cap(level);
+        for (s, from) in [
+            (padded(32, 27, 128), 32),
+            (padded(48, 13, 192), 48),
+            (padded(64, 13, 256), 64),
+            (padded(16, 55, 64), 16),
+        ] {
+            let chosen = choose_method(&s, usize::MAX).unwrap();
+            let min = if level == Level::X86V4 { 32 } else { 64 };
+            assert_eq!(
+                chosen == ConvMethod::Winograd,
+                from >= min,
+                "{level:?} {s:?}: {chosen:?}"
+            );
+        }
+    }
+    cpu::set_cap(Level::X86V4);
 }
