@@ -2,10 +2,11 @@
 //! (AVX-512 gathers of 16 output channels' taps at x86-64-v4, the portable lanes elsewhere and
 //! for a last partial group of channels) gives exactly `G g Gᵀ` as written below, on layers with
 //! 1 to 70 input channels, 1 to 70 output channels per group (whole and partial groups of 16)
-//! and groups; and the convolution (its output transform scattered to 16 channel planes per
-//! vector at x86-64-v4, partial tiles and partial channel groups included) agrees with a
-//! double-precision reference, gives the same bits at every level, and its prepared variant
-//! the same bits as it.
+//! and groups; and the convolution (at x86-64-v4 its input transform gathering 16 input
+//! channels' patch elements, partial channel groups masked, padding of 0–2 on each side, and
+//! its output transform scattering to 16 channel planes per vector, partial tiles included)
+//! agrees with a double-precision reference, gives the same bits at every level, and its
+//! prepared variant the same bits as it.
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
