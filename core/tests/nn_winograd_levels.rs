@@ -49,8 +49,9 @@ fn transformed(g: &[f32]) -> [f32; 16] {
 #[test]
 fn winograd_at_every_level() {
     // (n, c_in, h, w, c_out, groups): partial lane groups (17, 40, 70 channels), exactly one
-    // and several whole groups (16, 64), fewer than 16 (1, 5), groups, and SqueezeNet's
-    // 64 × 13² → 256 layer.
+    // and several whole groups (16, 64), fewer than 16 (1, 5), groups, SqueezeNet's
+    // 64 × 13² → 256 layer, and enough input channels (300) for blocks of 64 output channels
+    // and a last block of 16.
     let cases = [
         (1, 1, 5, 4, 16, 1),
         (1, 3, 6, 7, 17, 1),
@@ -59,6 +60,7 @@ fn winograd_at_every_level() {
         (1, 8, 7, 7, 5, 1),
         (1, 6, 5, 8, 64, 2),
         (1, 64, 13, 13, 256, 1),
+        (1, 300, 4, 5, 80, 1),
     ];
     let mut rng = Rng::new(0x3a11);
     let levels: Vec<Level> = Level::ALL

@@ -83,10 +83,28 @@ fn plane_stride(len: usize) -> Result<usize> {
 /// `16 × c × OC_BLOCK` values instead of 16/9 of the group's weights (6 MiB on AlexNet's
 /// 384 → 256 layer, 1.5 MiB with blocks). Meant to keep the block in cache for the GEMMs, it
 /// measured neither faster nor slower (best of 4 runs within ±3 % on the nine FastPoorNet and
-/// AlexNet 3×3 layers); it stays for the smaller workspace.
+/// AlexNet 3×3 layers); it stays for the smaller workspace. Layers with few input channels take
+/// larger blocks ([`oc_block`]).
 const OC_BLOCK: usize = 64;
 
-/// Plane strides of `U` (`c × min(oc, OC_BLOCK)`), `V` (`T × c`) and `M` (`T × oc`), per
+/// Most values of a block of `U` that [`oc_block`] widens blocks to (1 MiB).
+const U_BLOCK_VALUES: usize = 1 << 18;
+
+/// Output channels per block for `c` input and `oc` output channels per group: all of them,
+/// or the most multiples of [`OC_BLOCK`] that keep `U` (`16 × c × block`) within
+/// [`U_BLOCK_VALUES`], at least one. Each block is 16 products per chunk of tiles; on
+/// SqueezeNet's layers of 32 to 64 input channels blocks of 128 and then of all channels took
+/// fewer calls and less time than blocks of 64, in the network (ms, min over 4 rounds in
+/// several sets; 64 / 128 / all): 48×13²→192 0.133–0.142 / 0.132–0.135 / 0.123–0.124,
+/// 32×27²→128 0.218–0.255 / 0.208–0.251 (128 is all), 64×13²→256 0.218–0.230 / 0.208–0.218 /
+/// 0.211–0.212. Blocks of 80 (multiples of 16) on AlexNet's 192 → 384 layer, a ragged edge for
+/// the GEMM's 64-row tile, took 1.14 ms against 1.08 with blocks of 64.
+fn oc_block(c: usize, oc: usize) -> usize {
+    let fit = U_BLOCK_VALUES / (XI * c.max(1)) / OC_BLOCK * OC_BLOCK;
+    oc.min(fit.max(OC_BLOCK))
+}
+
+/// Plane strides of `U` (`c × oc_block(c, oc)`), `V` (`T × c`) and `M` (`T × oc`), per
 /// group.
 struct Planes {
     u: usize,
@@ -97,7 +115,7 @@ struct Planes {
 impl Planes {
     fn new(c: usize, oc: usize, t: usize) -> Result<Self> {
         Ok(Self {
-            u: plane_stride(checked_product(&[oc.min(OC_BLOCK), c])?)?,
+            u: plane_stride(checked_product(&[oc_block(c, oc), c])?)?,
             v: plane_stride(checked_product(&[c, t])?)?,
             m: plane_stride(checked_product(&[t, oc])?)?,
         })
@@ -118,7 +136,7 @@ pub(crate) fn workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
         .try_fold(0usize, |a, b| a.checked_add(b))
         .ok_or(Error::Overflow)?;
     checked_product(&[XI, planes])?
-        .checked_add(gemm_pack_len(t, oc.min(OC_BLOCK), c))
+        .checked_add(gemm_pack_len(t, oc_block(c, oc), c))
         .ok_or(Error::Overflow)
 }
 
@@ -234,8 +252,9 @@ pub(crate) fn conv(
         // a 13×13 map, would leave a ragged edge), and with both operands already in the
         // layout it streams from, so that it packs neither (measured: packing the transposed
         // operands was 15 % of a profile of im2col and Winograd on AlexNet 384→256).
-        for o0 in (0..oc).step_by(OC_BLOCK) {
-            let ob = OC_BLOCK.min(oc - o0);
+        let block = oc_block(c, oc);
+        for o0 in (0..oc).step_by(block) {
+            let ob = block.min(oc - o0);
             transform_weights(&wg[o0 * c * 9..][..ob * c * 9], c, ob, p.u, u);
             plane_products(&p, t, c, oc, v, u, p.u, o0, ob, m, pack)?;
         }
