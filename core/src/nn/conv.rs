@@ -403,6 +403,14 @@ pub const DIRECT_MAX_COUT_PER_GROUP: usize = 4;
 /// smallest measured count rather than a crossover.
 pub const WINOGRAD_MIN_CHANNELS_PER_GROUP: usize = 64;
 
+/// [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] where the CPU runs AVX-512 (x86-64-v4 active), whose
+/// weight and output transforms are gathers and scatters there (branch `nn-sqz`): Winograd then
+/// beats the other methods on SqueezeNet's 32- and 48-channel layers in the network (ms, min
+/// over 4 alternating rounds, AMD Zen 5): 32×27²→128 0.247–0.265 against the blocked method's
+/// 0.282–0.301, 48×13²→192 0.148 against im2col's 0.174–0.181. Alone its 16×55²→64 layer is
+/// slower (0.37–0.45 against blocked 0.29); between 16 and 32 nothing was measured.
+pub const WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512: usize = 32;
+
 /// Output channels per group from which [`choose_method`] prefers [`ConvMethod::Blocked`]
 /// (where it applies, see there): one full 16-channel block. Measured single-threaded on an AMD
 /// Zen 5 (AVX-512, `gemm-crate` build, `bench/conv_compare.py --samples 5 --min-ms 100`, best
@@ -425,7 +433,8 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// group, which an AVX-512 kernel runs without the GEMM's packing (faster than im2col on all
 /// of MobileNetV2's 1×1 layers and all but two of SqueezeNet's, which were within noise;
 /// BENCHMARKS.md, branch `nn-mobile3`). 3×3, stride-1,
-/// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] input and output channels
+/// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] (where the CPU runs
+/// AVX-512, [`WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512`]) input and output channels
 /// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
 /// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
 /// method was 0.9–1.4× Winograd's time on them, slower on six of nine). Other kernels, except
@@ -473,7 +482,12 @@ pub(crate) fn choose_method_for(
         return Ok(ConvMethod::Direct);
     }
     let m = mfca_best_m(shape)?;
-    let wide = shape.cg().min(shape.ocg()) >= WINOGRAD_MIN_CHANNELS_PER_GROUP;
+    let min_channels = if blocked::fast() {
+        WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512
+    } else {
+        WINOGRAD_MIN_CHANNELS_PER_GROUP
+    };
+    let wide = shape.cg().min(shape.ocg()) >= min_channels;
     let winograd = wide && winograd::applies(shape);
     let blocked = !winograd
         && !shape.is_pointwise()

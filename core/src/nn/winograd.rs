@@ -83,10 +83,28 @@ fn plane_stride(len: usize) -> Result<usize> {
 /// `16 × c × OC_BLOCK` values instead of 16/9 of the group's weights (6 MiB on AlexNet's
 /// 384 → 256 layer, 1.5 MiB with blocks). Meant to keep the block in cache for the GEMMs, it
 /// measured neither faster nor slower (best of 4 runs within ±3 % on the nine FastPoorNet and
-/// AlexNet 3×3 layers); it stays for the smaller workspace.
+/// AlexNet 3×3 layers); it stays for the smaller workspace. Layers with few input channels take
+/// larger blocks ([`oc_block`]).
 const OC_BLOCK: usize = 64;
 
-/// Plane strides of `U` (`c × min(oc, OC_BLOCK)`), `V` (`T × c`) and `M` (`T × oc`), per
+/// Most values of a block of `U` that [`oc_block`] widens blocks to (1 MiB).
+const U_BLOCK_VALUES: usize = 1 << 18;
+
+/// Output channels per block for `c` input and `oc` output channels per group: all of them,
+/// or the most multiples of [`OC_BLOCK`] that keep `U` (`16 × c × block`) within
+/// [`U_BLOCK_VALUES`], at least one. Each block is 16 products per chunk of tiles; on
+/// SqueezeNet's layers of 32 to 64 input channels blocks of 128 and then of all channels took
+/// fewer calls and less time than blocks of 64, in the network (ms, min over 4 rounds in
+/// several sets; 64 / 128 / all): 48×13²→192 0.133–0.142 / 0.132–0.135 / 0.123–0.124,
+/// 32×27²→128 0.218–0.255 / 0.208–0.251 (128 is all), 64×13²→256 0.218–0.230 / 0.208–0.218 /
+/// 0.211–0.212. Blocks of 80 (multiples of 16) on AlexNet's 192 → 384 layer, a ragged edge for
+/// the GEMM's 64-row tile, took 1.14 ms against 1.08 with blocks of 64.
+fn oc_block(c: usize, oc: usize) -> usize {
+    let fit = U_BLOCK_VALUES / (XI * c.max(1)) / OC_BLOCK * OC_BLOCK;
+    oc.min(fit.max(OC_BLOCK))
+}
+
+/// Plane strides of `U` (`c × oc_block(c, oc)`), `V` (`T × c`) and `M` (`T × oc`), per
 /// group.
 struct Planes {
     u: usize,
@@ -97,7 +115,7 @@ struct Planes {
 impl Planes {
     fn new(c: usize, oc: usize, t: usize) -> Result<Self> {
         Ok(Self {
-            u: plane_stride(checked_product(&[oc.min(OC_BLOCK), c])?)?,
+            u: plane_stride(checked_product(&[oc_block(c, oc), c])?)?,
             v: plane_stride(checked_product(&[c, t])?)?,
             m: plane_stride(checked_product(&[t, oc])?)?,
         })
@@ -118,7 +136,7 @@ pub(crate) fn workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
         .try_fold(0usize, |a, b| a.checked_add(b))
         .ok_or(Error::Overflow)?;
     checked_product(&[XI, planes])?
-        .checked_add(gemm_pack_len(t, oc.min(OC_BLOCK), c))
+        .checked_add(gemm_pack_len(t, oc_block(c, oc), c))
         .ok_or(Error::Overflow)
 }
 
@@ -234,8 +252,9 @@ pub(crate) fn conv(
         // a 13×13 map, would leave a ragged edge), and with both operands already in the
         // layout it streams from, so that it packs neither (measured: packing the transposed
         // operands was 15 % of a profile of im2col and Winograd on AlexNet 384→256).
-        for o0 in (0..oc).step_by(OC_BLOCK) {
-            let ob = OC_BLOCK.min(oc - o0);
+        let block = oc_block(c, oc);
+        for o0 in (0..oc).step_by(block) {
+            let ob = block.min(oc - o0);
             transform_weights(&wg[o0 * c * 9..][..ob * c * 9], c, ob, p.u, u);
             plane_products(&p, t, c, oc, v, u, p.u, o0, ob, m, pack)?;
         }
@@ -303,19 +322,48 @@ pub(crate) fn conv_prepared(
 /// Output channels whose kernels [`transform_weights`] transforms together, one per lane.
 const LANES: usize = 16;
 
+/// `U[ξ][i][o] = (G g_{o,i} Gᵀ)[ξ]` for the kernels `g_{o,i}` (`w[(o·c + i)·9..]`) of one
+/// group, planes `stride` apart. [`LANES`] output channels at a time, input channels inside:
+/// the reads are 16 sequential streams, each step writes one 64-byte line per plane, and the
+/// arithmetic runs across the lanes (vectorised). Kernel by kernel, with 256 strided read
+/// streams (or writes spread over 16·c lines), the transform took longer than the GEMMs.
+/// Where the CPU runs AVX-512, whole groups of 16 output channels gather their kernels' taps
+/// with `vgatherdps` ([`avx512::transform_weights`]); the same arithmetic, so the same bits.
+fn transform_weights(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32]) {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if super::blocked::fast() && avx512::gathers_fit(c) {
+        // SAFETY: x86-64-v4 is active, so this CPU and OS support AVX-512 F/BW/DQ/VL, AVX2 and
+        // FMA (`cpu::detect`).
+        #[allow(unsafe_code)]
+        let done = unsafe { avx512::transform_weights(w, c, oc, stride, u) };
+        transform_weights_from(w, c, oc, stride, u, done);
+        return;
+    }
+    transform_weights_from(w, c, oc, stride, u, 0);
+}
+
 crate::cpu::multiversion! {
-    /// `U[ξ][i][o] = (G g_{o,i} Gᵀ)[ξ]` for the kernels `g_{o,i}` (`w[(o·c + i)·9..]`) of one
-    /// group, planes `stride` apart. [`LANES`] output channels at a time, input channels inside:
-    /// the reads are 16 sequential streams, each step writes one 64-byte line per plane, and the
-    /// arithmetic runs across the lanes (vectorised). Kernel by kernel, with 256 strided read
-    /// streams (or writes spread over 16·c lines), the transform took longer than the GEMMs.
-    fn transform_weights(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32])
-        => transform_weights_body
+    /// [`transform_weights`] for output channels `first..oc` (`first` a multiple of [`LANES`]).
+    fn transform_weights_from(
+        w: &[f32],
+        c: usize,
+        oc: usize,
+        stride: usize,
+        u: &mut [f32],
+        first: usize,
+    ) => transform_weights_body
 }
 
 #[inline(always)]
-fn transform_weights_body(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32]) {
-    for o0 in (0..oc).step_by(LANES) {
+fn transform_weights_body(
+    w: &[f32],
+    c: usize,
+    oc: usize,
+    stride: usize,
+    u: &mut [f32],
+    first: usize,
+) {
+    for o0 in (first..oc).step_by(LANES) {
         let lanes = LANES.min(oc - o0);
         for i in 0..c {
             let g: [[f32; LANES]; 9] = if lanes == LANES {
@@ -407,11 +455,36 @@ fn patch(xc: &[f32], h: usize, w: usize, iy0: isize, ix0: isize) -> [[f32; 4]; 4
     dp
 }
 
+/// `V[ξ][t][i] = (Bᵀ d B)[ξ]` for tile `t` (of image `b` at `(b·th + ty)·tw + tx`) and input
+/// channel `i` of group `g`, planes `stride` apart, zeros outside the input. Channels innermost,
+/// so that each tile writes 16 sequential streams. Where the CPU runs AVX-512, 16 channels at a
+/// time gather each patch element from their 16 planes ([`avx512::transform_input`]); the same
+/// arithmetic, so the same bits.
+fn transform_input(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    g: usize,
+    x: &[f32],
+    c: usize,
+    stride: usize,
+    v: &mut [f32],
+) {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if super::blocked::fast() && avx512::planes_fit(s.h * s.w) {
+        // SAFETY: x86-64-v4 is active, so this CPU and OS support AVX-512 F/BW/DQ/VL, AVX2 and
+        // FMA (`cpu::detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            avx512::transform_input(s, d, g, x, c, stride, v)
+        };
+        return;
+    }
+    transform_input_portable(s, d, g, x, c, stride, v);
+}
+
 crate::cpu::multiversion! {
-    /// `V[ξ][t][i] = (Bᵀ d B)[ξ]` for tile `t` (of image `b` at `(b·th + ty)·tw + tx`) and input
-    /// channel `i` of group `g`, planes `stride` apart, zeros outside the input. Channels innermost,
-    /// so that each tile writes 16 sequential streams.
-    fn transform_input(
+    /// [`transform_input`] channel by channel.
+    fn transform_input_portable(
         s: &Conv2dShape,
         d: &ConvDims,
         g: usize,
@@ -453,12 +526,39 @@ fn transform_input_body(
     }
 }
 
+/// `y = Aᵀ M A + bias` for every output channel of group `g` (`M[ξ][t][o]`, planes `stride`
+/// apart), dropping a partial tile's outputs past the edge. [`LANES`] output channels at a
+/// time: each plane's values for them are contiguous, and the arithmetic runs across lanes.
+/// Where the CPU runs AVX-512, each output of a tile goes to its 16 channel planes in one
+/// scatter ([`avx512::transform_output`]); the same arithmetic, so the same bits.
+#[allow(clippy::too_many_arguments)]
+fn transform_output(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    g: usize,
+    bias: Option<&[f32]>,
+    m: &[f32],
+    oc: usize,
+    stride: usize,
+    y: &mut [f32],
+) {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if super::blocked::fast() && avx512::scatters_fit(d) {
+        // SAFETY: x86-64-v4 is active, so this CPU and OS support AVX-512 F/BW/DQ/VL, AVX2 and
+        // FMA (`cpu::detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            avx512::transform_output(s, d, g, bias, m, oc, stride, y)
+        };
+        return;
+    }
+    transform_output_portable(s, d, g, bias, m, oc, stride, y);
+}
+
 crate::cpu::multiversion! {
-    /// `y = Aᵀ M A + bias` for every output channel of group `g` (`M[ξ][t][o]`, planes `stride`
-    /// apart), dropping a partial tile's outputs past the edge. [`LANES`] output channels at a
-    /// time: each plane's values for them are contiguous, and the arithmetic runs across lanes.
+    /// [`transform_output`] in portable lanes (staged through the stack).
     #[allow(clippy::too_many_arguments)]
-    fn transform_output(
+    fn transform_output_portable(
         s: &Conv2dShape,
         d: &ConvDims,
         g: usize,
@@ -542,3 +642,7 @@ fn transform_output_body(
         }
     }
 }
+
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[allow(unsafe_code)]
+mod avx512;
