@@ -255,10 +255,11 @@ fn large_dense_3x3_f32_images_take_the_halo_tile_where_the_device_says() {
     let f = Kernel2dF32::new(3, &[0.125; 9]).unwrap();
     let q = Kernel2dQ::new(3, &[1; 9], 3).unwrap();
     let tiled = Variant::Tiled { w: 16, h: 16 };
-    let f32_name = |p: &Planner, w, h| {
-        let l = p.filter2d_f32(img(1, w, h), img(2, w, h), &f, Border::Replicate, tiled);
-        l.unwrap().kernel
+    let f32_launch = |p: &Planner, w, h| {
+        p.filter2d_f32(img(1, w, h), img(2, w, h), &f, Border::Replicate, tiled)
+            .unwrap()
     };
+    let f32_name = |p: &Planner, w, h| f32_launch(p, w, h).kernel;
     assert_eq!(f32_name(&cuda, 3840, 2160), names::FILTER2D_F32_TILED);
     assert_eq!(
         f32_name(&cuda, 2048, 2048),
@@ -272,25 +273,10 @@ fn large_dense_3x3_f32_images_take_the_halo_tile_where_the_device_says() {
         names::FILTER2D_F32_STREAM
     );
     // u8 keeps its streaming kernel; the halo tile runs 4 × 2 outputs a work-item, whole groups.
-    let l = cuda
-        .filter2d_u8(
-            img(1, 3840, 2160),
-            img(2, 3840, 2160),
-            &q,
-            Border::Replicate,
-            tiled,
-        )
-        .unwrap();
-    assert_ne!(l.kernel, names::FILTER2D_U8_TILED);
-    let l = cuda
-        .filter2d_f32(
-            img(1, 3840, 2160),
-            img(2, 3840, 2160),
-            &f,
-            Border::Replicate,
-            tiled,
-        )
-        .unwrap();
+    let (w, h) = (3840, 2160);
+    let l = cuda.filter2d_u8(img(1, w, h), img(2, w, h), &q, Border::Replicate, tiled);
+    assert_ne!(l.unwrap().kernel, names::FILTER2D_U8_TILED);
+    let l = f32_launch(&cuda, w, h);
     assert_eq!(l.global, [3840 / 4, (2160 / 2_usize).next_multiple_of(16)]);
 }
 
