@@ -21,7 +21,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use mvision_core::Error as CoreError;
-use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner};
+use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner, TableValue};
 use mvision_kernels::{KernelSet, Tile, DENSE_F32_HALO_MIN_PIXELS, LINE_SLOTS, TAPS_SLOTS};
 
 use crate::device::{self, DeviceInfo};
@@ -305,17 +305,13 @@ impl Context {
                 Arg::Null => Bound::Ptr(0),
                 Arg::I32(v) => Bound::I32(*v),
                 Arg::F32(v) => Bound::F32(*v),
-                Arg::Table(t) => {
-                    let bad = Error::Device {
-                        call: "coefficient table larger than its kernel parameter",
-                        code: CUresult::CUDA_ERROR_INVALID_VALUE as i32,
-                    };
-                    if t.slots == LINE_SLOTS {
-                        Bound::Line(Slots(t.padded().ok_or(bad)?))
-                    } else {
-                        Bound::Taps(Box::new(Slots(t.padded().ok_or(bad)?)))
-                    }
-                }
+                Arg::Table(t) => match t.by_value().ok_or(Error::Device {
+                    call: "coefficient table larger than its kernel parameter",
+                    code: CUresult::CUDA_ERROR_INVALID_VALUE as i32,
+                })? {
+                    TableValue::Taps(v) => Bound::Taps(Box::new(Slots(*v))),
+                    TableValue::Line(v) => Bound::Line(Slots(v)),
+                },
             });
         }
         let module = self.module(launch.set, launch.tile)?;

@@ -15,10 +15,8 @@ use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner};
-use mvision_kernels::{
-    program_option_list, source, Backend, FilterTuning, KernelSet, Tile, LINE_SLOTS, TAPS_SLOTS,
-};
+use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner, TableValue};
+use mvision_kernels::{program_option_list, source, Backend, FilterTuning, KernelSet, Tile};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context as ClContext;
 use opencl3::device::Device;
@@ -48,10 +46,8 @@ enum Bound {
     Mem(cl_mem),
     I32(i32),
     F32(f32),
-    /// A dense filter's coefficients by value (`mv_taps_i32` / `mv_taps_f32`).
-    Taps(Box<[u32; TAPS_SLOTS]>),
-    /// A line of separable taps by value (`mv_line_i32` / `mv_line_f32`).
-    Line([u32; LINE_SLOTS]),
+    /// Filter coefficients by value.
+    Value(TableValue),
 }
 
 /// A compiled program and its kernels.
@@ -396,17 +392,10 @@ impl Context {
                 Arg::Null => Bound::Mem(ptr::null_mut()),
                 Arg::I32(v) => Bound::I32(*v),
                 Arg::F32(v) => Bound::F32(*v),
-                Arg::Table(t) if by_value => {
-                    let bad = Error::Device {
-                        call: "coefficient table larger than its kernel parameter",
-                        code: CL_INVALID_ARG_SIZE,
-                    };
-                    if t.slots == LINE_SLOTS {
-                        Bound::Line(t.padded().ok_or(bad)?)
-                    } else {
-                        Bound::Taps(Box::new(t.padded().ok_or(bad)?))
-                    }
-                }
+                Arg::Table(t) if by_value => Bound::Value(t.by_value().ok_or(Error::Device {
+                    call: "coefficient table larger than its kernel parameter",
+                    code: CL_INVALID_ARG_SIZE,
+                })?),
                 Arg::Table(t) => {
                     if !coeffs.contains_key(&t.bytes) {
                         let table = self.constant_buffer(&t.bytes)?;
@@ -441,8 +430,8 @@ impl Context {
                     Bound::Mem(m) => kernel.set_arg(i, m),
                     Bound::I32(v) => kernel.set_arg(i, v),
                     Bound::F32(v) => kernel.set_arg(i, v),
-                    Bound::Taps(t) => kernel.set_arg(i, &**t),
-                    Bound::Line(l) => kernel.set_arg(i, l),
+                    Bound::Value(TableValue::Taps(t)) => kernel.set_arg(i, &**t),
+                    Bound::Value(TableValue::Line(l)) => kernel.set_arg(i, l),
                 }
             };
             set.map_err(Error::cl("clSetKernelArg"))?;

@@ -241,6 +241,28 @@ impl Table {
         }
         Some(out)
     }
+
+    /// This table as the struct its kernel takes by value: a dense table's
+    /// ([`crate::TAPS_SLOTS`] slots) or a line's ([`crate::LINE_SLOTS`]), zero-padded.
+    ///
+    /// Errors: `None` when its slots are neither or its coefficients do not fit them.
+    pub fn by_value(&self) -> Option<TableValue> {
+        match self.slots {
+            crate::LINE_SLOTS => self.padded().map(TableValue::Line),
+            crate::TAPS_SLOTS => self.padded().map(|t| TableValue::Taps(Box::new(t))),
+            _ => None,
+        }
+    }
+}
+
+/// A coefficient table as the by-value struct a kernel takes ([`Table::by_value`]): 32-bit
+/// slots, the coefficients' bits first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableValue {
+    /// A dense table (`mv_taps_i32` / `mv_taps_f32`).
+    Taps(Box<[u32; crate::TAPS_SLOTS]>),
+    /// A line of separable taps (`mv_line_i32` / `mv_line_f32`).
+    Line([u32; crate::LINE_SLOTS]),
 }
 
 /// One kernel launch: which kernel of which program, its arguments, and its 2-D range.

@@ -333,6 +333,25 @@ fn coefficients_go_by_value_where_the_device_takes_them() {
         slots: LINE_SLOTS,
     };
     assert!(ragged.padded::<LINE_SLOTS>().is_none());
+    // What the drivers pass: the struct of the table's kind.
+    match t.by_value() {
+        Some(TableValue::Line(l)) => assert_eq!(l, p),
+        other => panic!("a line's table gave {other:?}"),
+    }
+    let square = Table {
+        bytes: t.bytes.clone(),
+        slots: TAPS_SLOTS,
+    };
+    match square.by_value() {
+        Some(TableValue::Taps(s)) => assert_eq!((s[0], s[1], s[2]), (p[0], p[1], 0)),
+        other => panic!("a dense table gave {other:?}"),
+    }
+    let odd = Table {
+        bytes: t.bytes.clone(),
+        slots: 9,
+    };
+    assert_eq!(odd.by_value(), None, "no struct of 9 slots");
+    assert_eq!(long.by_value(), None);
 
     // Dense plans carry a square table, separable ones two lines.
     let k = Kernel2dQ::new(3, &[1; 9], 4).unwrap();
