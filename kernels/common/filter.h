@@ -43,11 +43,12 @@
 /* Filter coefficients: a dense k x k table (row-major, in MV_MAX_KSIZE^2 slots) or one line of
  * separable taps (MV_MAX_KSIZE slots). With MV_TAPS_BY_VALUE 1 (the CUDA prelude; OpenCL builds
  * where mvision_kernels::FilterTuning::taps_by_value holds) a kernel takes them by value, as a
- * struct the driver fills (zero-padded): NVIDIA GPUs keep kernel parameters in their constant bank and feed them to the
- * multiply-adds directly, where coefficients read through a pointer cost a load each. Otherwise
- * it takes a pointer to a read-only table the driver uploaded. MV_TAPS_ARG(T, n) /
- * MV_LINE_ARG(T, n) declare the parameter (T: i32 or f32), MV_TAPS_OPEN(T, n), the body's first
- * statement, makes n a MV_TAPS_PTR pointer to the coefficients either way. */
+ * struct the driver fills (zero-padded, plan::Table::by_value): NVIDIA GPUs keep kernel
+ * parameters in their constant bank and feed them to the multiply-adds directly, where
+ * coefficients read through a pointer cost a load each. Otherwise it takes a pointer to a
+ * read-only table the driver uploaded. MV_TAPS_ARG(T, n) / MV_LINE_ARG(T, n) declare the
+ * parameter (T: i32 or f32), MV_TAPS_OPEN(T, n), the body's first statement, makes n a
+ * MV_TAPS_PTR pointer to the coefficients either way. */
 typedef struct {
     mv_i32 c[MV_MAX_KSIZE * MV_MAX_KSIZE];
 } mv_taps_i32;
