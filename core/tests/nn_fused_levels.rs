@@ -224,9 +224,19 @@ fn fused_paths_at_every_level() {
 /// end at the last channel), groups and batch 2; larger maps with few weights (272 and 630
 /// pixels: 5 and 10 tiles); the last two take the plain direct loops (272 pixels with 9000
 /// weights, 15 channels).
+/// 1×1 shapes from `(n, c_in, h, w, c_out, groups)`.
+fn pointwise(list: &[(usize, usize, usize, usize, usize, usize)]) -> Vec<Conv2dShape> {
+    list.iter()
+        .map(|&(n, c_in, h, w, c_out, groups)| {
+            let mut s = Conv2dShape::new(n, c_in, h, w, c_out, 1, 1);
+            s.groups = groups;
+            s
+        })
+        .collect()
+}
+
 fn small_pointwise_shapes() -> Vec<Conv2dShape> {
-    let mut v = vec![];
-    for (n, c_in, h, w, c_out, groups) in [
+    pointwise(&[
         (1, 8, 1, 1, 16, 1),
         (1, 3, 3, 5, 17, 1),
         (2, 5, 4, 4, 40, 1),
@@ -242,12 +252,7 @@ fn small_pointwise_shapes() -> Vec<Conv2dShape> {
         (1, 24, 9, 70, 40, 1),
         (1, 100, 17, 16, 90, 1),
         (1, 6, 7, 7, 15, 1),
-    ] {
-        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, 1, 1);
-        s.groups = groups;
-        v.push(s);
-    }
-    v
+    ])
 }
 
 /// Unpadded stride-2 shapes with few input channels: output rows of 16 (one vector), 19, 28,
@@ -276,20 +281,14 @@ fn first_layer_shapes() -> Vec<Conv2dShape> {
 
 /// Pointwise shapes: channels, groups, batch and maps of 1 to 67 pixels.
 fn pointwise_shapes() -> Vec<Conv2dShape> {
-    let mut v = vec![];
-    for (n, c_in, h, w, c_out, groups) in [
+    pointwise(&[
         (1, 1, 1, 1, 1, 1),
         (1, 16, 7, 7, 24, 1),
         (2, 6, 3, 5, 9, 3),
         (1, 24, 8, 8, 144, 1),
         (3, 5, 1, 67, 2, 1),
         (1, 32, 13, 13, 16, 2),
-    ] {
-        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, 1, 1);
-        s.groups = groups;
-        v.push(s);
-    }
-    v
+    ])
 }
 
 /// `method` with each fused activation on `shapes` at every level: against the reference and,
