@@ -778,9 +778,9 @@ MV_KERNEL_LEAN mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_strid
 #define MV_LB_WARPS 4
 #define MV_LB_N (MV_LB_WARPS * MV_ILANES)
 #define MV_LB_WROWS (MV_LB_H / MV_LB_WARPS)
-#if MV_LB_PX != 4 || MV_LB_H % MV_LB_WARPS != 0 || MV_LB_H > MV_LB_N ||                       \
+#if MV_LB_PX != 4 || MV_LB_H % (2 * MV_LB_WARPS) != 0 || MV_LB_H > MV_LB_N ||                 \
     MV_LB_H * (MV_ILANES + 1) < 2 * MV_LB_WARPS * MV_LB_W
-#error "look-back tiles: 128 columns (4 a lane), MV_LB_WARPS rows of lanes dividing the rows"
+#error "look-back tiles: 128 columns (4 a lane), MV_LB_WARPS rows of lanes of an even row count"
 #endif
 
 /* The 4 pixels of row y at columns x .. x + 3 as one word (byte k = column x + k; 0 outside the
@@ -841,12 +841,13 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         }                                                                                     \
     }
 
-/* Publishes status v of the work-group's tile in flags, once every work-item's stores before it
- * are fenced. */
+/* Publishes status v of the work-group's tile in flags: behind a barrier (every work-item's
+ * stores before it), one work-item fences, which orders them all device-wide (the fence is
+ * cumulative, as in CUDA's grid sync), then stores the flag. */
 #define MV_LB_PUBLISH(flags, v)                                                               \
-    MV_FENCE_GLOBAL();                                                                        \
     MV_BARRIER();                                                                             \
     if (lid == 0) {                                                                           \
+        MV_FENCE_GLOBAL();                                                                    \
         MV_VSTORE(mv_u32, (flags) + g, (v));                                                  \
     }
 
@@ -854,6 +855,7 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
     MV_LOCAL_ARRAY(T, red, MV_LB_H * (MV_ILANES + 1));                                        \
     MV_LOCAL_ARRAY(T, colpart, MV_LB_WARPS * MV_LB_W);                                        \
     MV_LOCAL_ARRAY(T, tot, MV_ISHFL ? 1 : MV_LB_N);                                           \
+    MV_LOCAL_ARRAY(mv_u32, totu, MV_ISHFL ? 1 : MV_LB_N);                                     \
     MV_LOCAL_ARRAY(T, ecol, MV_LB_H);                                                         \
     MV_LOCAL_ARRAY(mv_u32, stat, MV_ILANES);                                                  \
     MV_LOCAL_ARRAY(int, first2, 1);                                                           \
@@ -1001,42 +1003,71 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k) { acc[k] += ex; }                        \
     }                                                                                         \
     MV_BARRIER(); /* stage is rewritten below */                                              \
-    MV_UNROLL for (int r = 0; r < MV_LB_WROWS; ++r)                                           \
+    /* Whole tiles (all but the right and bottom edges) store without per-column checks;    */\
+    /* orow: the table row of the work-item's first column in the row of lanes, stepped.    */\
+    int whole = x0 + MV_LB_W <= width && y0 + MV_LB_H <= height;                              \
+    MV_GLOBAL T* orow = table + (yw + 1) * stride + x0 + 1 + lx;                              \
+    /* Two rows at a time: their in-row prefixes fit 32 bits (128 x 255^2 at most), the      */\
+    /* pixels' 16 bits (128 x 255), so both rows of pixels scan the lanes in one packed word. */\
+    MV_UNROLL for (int r = 0; r < MV_LB_WROWS; r += 2)                                        \
     {                                                                                         \
-        int y = yw + r;                                                                       \
-        MV_LOCAL T* sg = stage + ((r & 1) * MV_LB_WARPS + wv) * MV_LB_W;                      \
-        T run = 0;                                                                            \
-        T v[MV_LB_PX];                                                                        \
-        MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                          \
+        mv_u32 v[2][MV_LB_PX];                                                                \
+        mv_u32 run[2];                                                                        \
+        MV_UNROLL for (int j = 0; j < 2; ++j)                                                 \
         {                                                                                     \
-            mv_u32 b = MV_BYTE(pw[r], k);                                                     \
-            run += (T)(SQ ? b * b : b);                                                       \
-            v[k] = run;                                                                       \
-        }                                                                                     \
-        T ex;                                                                                 \
-        MV_ILANE_EXCL(T, run, ex, tot);                                                       \
-        T e = corner + ecol[wv * MV_LB_WROWS + r];                                            \
-        MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                          \
-        {                                                                                     \
-            acc[k] += ex + v[k];                                                              \
-            sg[lx * MV_LB_PX + k] = acc[k] + e;                                               \
-        }                                                                                     \
-        /* One barrier a row: the next row stages into the other buffer, and the one after  */ \
-        /* it only behind the next barrier, when the stores of the row have read theirs. */   \
-        MV_WARP_BARRIER();                                                                    \
-        if (y < height) {                                                                     \
-            MV_GLOBAL T* out = table + (y + 1) * stride + x0 + 1;                             \
-            MV_UNROLL for (int i = 0; i < MV_LB_PX; ++i)                                      \
+            run[j] = 0u;                                                                      \
+            MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                      \
             {                                                                                 \
-                int c = i * MV_ILANES + lx;                                                   \
-                if (x0 + c < width) {                                                         \
-                    out[c] = sg[c];                                                           \
+                mv_u32 b = MV_BYTE(pw[r + j], k);                                             \
+                run[j] += SQ ? b * b : b;                                                     \
+                v[j][k] = run[j];                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        mv_u32 ex[2];                                                                         \
+        if (SQ) {                                                                             \
+            MV_ILANE_EXCL(mv_u32, run[0], ex[0], totu);                                       \
+            MV_ILANE_EXCL(mv_u32, run[1], ex[1], totu);                                       \
+        } else {                                                                              \
+            mv_u32 pk = run[0] | (run[1] << 16);                                              \
+            mv_u32 pe;                                                                        \
+            MV_ILANE_EXCL(mv_u32, pk, pe, totu);                                              \
+            ex[0] = pe & 0xffffu;                                                             \
+            ex[1] = pe >> 16;                                                                 \
+        }                                                                                     \
+        MV_UNROLL for (int j = 0; j < 2; ++j)                                                 \
+        {                                                                                     \
+            MV_LOCAL T* sg = stage + (j * MV_LB_WARPS + wv) * MV_LB_W;                        \
+            T e = corner + ecol[wv * MV_LB_WROWS + r + j];                                    \
+            MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                      \
+            {                                                                                 \
+                acc[k] += (T)(ex[j] + v[j][k]);                                               \
+                sg[lx * MV_LB_PX + k] = acc[k] + e;                                           \
+            }                                                                                 \
+        }                                                                                     \
+        MV_WARP_BARRIER(); /* the pair is staged */                                           \
+        MV_UNROLL for (int j = 0; j < 2; ++j)                                                 \
+        {                                                                                     \
+            MV_LOCAL T* sg = stage + (j * MV_LB_WARPS + wv) * MV_LB_W;                        \
+            int y = yw + r + j;                                                               \
+            if (whole) {                                                                      \
+                MV_UNROLL for (int i = 0; i < MV_LB_PX; ++i)                                  \
+                {                                                                             \
+                    orow[i * MV_ILANES] = sg[i * MV_ILANES + lx];                             \
+                }                                                                             \
+            } else if (y < height) {                                                          \
+                MV_UNROLL for (int i = 0; i < MV_LB_PX; ++i)                                  \
+                {                                                                             \
+                    if (x0 + i * MV_ILANES + lx < width) {                                    \
+                        orow[i * MV_ILANES] = sg[i * MV_ILANES + lx];                         \
+                    }                                                                         \
                 }                                                                             \
             }                                                                                 \
-            if (tx == 0 && lx == 0) {                                                         \
-                table[(y + 1) * stride] = 0;                                                  \
+            if (tx == 0 && lx == 0 && y < height) { /* column 0 of the table */               \
+                orow[-1] = 0;                                                                 \
             }                                                                                 \
+            orow += stride;                                                                   \
         }                                                                                     \
+        MV_WARP_BARRIER(); /* the stores have read the pair before the next one is staged */  \
     }                                                                                         \
     if (ty == 0) { /* row 0 of the table above the tile, and its corner (0, 0) */             \
         if (x0 + lid < width) {                                                               \
@@ -1047,9 +1078,9 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         }                                                                                     \
     }                                                                                         \
     /* The last work-group to get here zeroes the control words for the next launch. */       \
-    MV_FENCE_GLOBAL();                                                                        \
     MV_BARRIER();                                                                             \
     if (lid == 0) {                                                                           \
+        MV_FENCE_GLOBAL();                                                                    \
         gid[1] = MV_ATOMIC_INC(ctl + 1);                                                      \
     }                                                                                         \
     MV_BARRIER();                                                                             \
