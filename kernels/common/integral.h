@@ -804,7 +804,16 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
  * waits for the flag of tile g - step (base + j + 1) to leave 0 and shares it (stat); then every
  * work-item runs SUM for each tile t of the window, nearest first, with its status st (1:
  * aggregate, 2: inclusive), up to and including the first inclusive one, which ends the walk.
+ * SUM runs for MV_LB_BATCH tiles at a time and must add nothing where on_ is 0 (past the end).
  * Uniform: every work-item takes the same branches and barriers. */
+#ifndef MV_LB_STASH
+#define MV_LB_STASH 0
+#endif
+#if MV_LB_STASH
+#define MV_LB_BATCH 8
+#else
+#define MV_LB_BATCH 1
+#endif
 #define MV_LB_WALK(flags, step, count, SUM)                                                   \
     for (int base_ = 0; base_ < (count); base_ += MV_ILANES) {                                \
         if (lid == 0) {                                                                       \
@@ -830,10 +839,17 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         int n_ = MV_IMIN(MV_ILANES, (count) - base_);                                         \
         int found_ = first2[0] < n_;                                                          \
         int stop_ = found_ ? first2[0] + 1 : n_;                                              \
-        for (int q_ = 0; q_ < stop_; ++q_) {                                                  \
-            int t = g - (step) * (base_ + q_ + 1);                                            \
-            mv_u32 st = stat[q_];                                                             \
-            SUM                                                                               \
+        /* MV_LB_BATCH tiles at a time, without branches, so that their loads are in flight */\
+        /* together instead of one round trip a tile. */                                      \
+        for (int q0_ = 0; q0_ < stop_; q0_ += MV_LB_BATCH) {                                  \
+            MV_UNROLL for (int j_ = 0; j_ < MV_LB_BATCH; ++j_)                                \
+            {                                                                                 \
+                int q_ = q0_ + j_;                                                            \
+                int on_ = q_ < stop_;                                                         \
+                int t = g - (step) * (base_ + q_ + 1);                                        \
+                mv_u32 st = stat[on_ ? q_ : 0];                                               \
+                SUM                                                                           \
+            }                                                                                 \
         }                                                                                     \
         MV_BARRIER();                                                                         \
         if (found_) {                                                                         \
@@ -857,6 +873,9 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
     MV_LOCAL_ARRAY(T, tot, MV_ISHFL ? 1 : MV_LB_N);                                           \
     MV_LOCAL_ARRAY(mv_u32, totu, MV_ISHFL ? 1 : MV_LB_N);                                     \
     MV_LOCAL_ARRAY(T, ecol, MV_LB_H);                                                         \
+    /* With MV_LB_STASH, the tile's pixels between phases A and D (the registers they held   */\
+    /* would spill under the batched walks).                                                 */\
+    MV_LOCAL_ARRAY(mv_u32, tpx, MV_LB_STASH ? MV_LB_WROWS * MV_LB_N : 1);                    \
     MV_LOCAL_ARRAY(mv_u32, stat, MV_ILANES);                                                  \
     MV_LOCAL_ARRAY(int, first2, 1);                                                           \
     MV_LOCAL_ARRAY(T, cshare, 1);                                                             \
@@ -909,6 +928,9 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
                 rs += v;                                                                      \
             }                                                                                 \
             red[(wv * MV_LB_WROWS + r) * (MV_ILANES + 1) + lx] = rs;                          \
+            if (MV_LB_STASH) {                                                                \
+                tpx[r * MV_LB_N + lid] = pw[r];                                               \
+            }                                                                                 \
         }                                                                                     \
         MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                          \
         {                                                                                     \
@@ -932,7 +954,7 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
     /* B: the sums of the tile's rows left of x0, and their scan down the rows (ecol). */     \
     T left = 0;                                                                               \
     MV_LB_WALK(flag_row, 1, tx, {                                                             \
-        if (lid < MV_LB_H) {                                                                  \
+        if (on_ && lid < MV_LB_H) {                                                           \
             left += MV_VLOAD(T, (st == 2u ? row_inc : row_agg) + t * MV_LB_H + lid);          \
         }                                                                                     \
     })                                                                                        \
@@ -967,8 +989,10 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
     T above = 0;                                                                              \
     T corner = 0;                                                                             \
     MV_LB_WALK(flag_col, ntx, ty, {                                                           \
-        above += MV_VLOAD(T, (st == 2u ? col_inc : col_agg) + t * MV_LB_W + lid);             \
-        if (lid == 0) {                                                                       \
+        if (on_) {                                                                            \
+            above += MV_VLOAD(T, (st == 2u ? col_inc : col_agg) + t * MV_LB_W + lid);         \
+        }                                                                                     \
+        if (on_ && lid == 0) {                                                                \
             corner += MV_VLOAD(T, (st == 2u ? corner_inc : left_tot) + t);                    \
         }                                                                                     \
     })                                                                                        \
@@ -1016,9 +1040,10 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         MV_UNROLL for (int j = 0; j < 2; ++j)                                                 \
         {                                                                                     \
             run[j] = 0u;                                                                      \
+            mv_u32 w = MV_LB_STASH ? tpx[(r + j) * MV_LB_N + lid] : pw[r + j];                \
             MV_UNROLL for (int k = 0; k < MV_LB_PX; ++k)                                      \
             {                                                                                 \
-                mv_u32 b = MV_BYTE(pw[r + j], k);                                             \
+                mv_u32 b = MV_BYTE(w, k);                                                     \
                 run[j] += SQ ? b * b : b;                                                     \
                 v[j][k] = run[j];                                                             \
             }                                                                                 \
