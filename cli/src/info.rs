@@ -83,6 +83,8 @@ fn collect() -> Value {
                     "max_work_group_size": d.max_work_group_size,
                     "global_mem_bytes": d.global_mem_bytes,
                     "unified_memory": d.unified_memory,
+                    "max_parameter_bytes": d.max_parameter_bytes,
+                    "taps_by_value": d.taps_by_value,
                 })
             })),
             Err(e) => gpus.push(json!({ "backend": backend.name(), "error": e.to_string() })),
@@ -181,6 +183,15 @@ pub fn run(json: bool, out: &mut impl Write) -> Result<()> {
             d["max_work_group_size"],
             mib(&d["global_mem_bytes"]),
             if d["unified_memory"].as_bool() == Some(true) { ", unified memory" } else { "" }
+        );
+        text += &format!(
+            "    kernel arguments: up to {} bytes (filter coefficients {})\n",
+            d["max_parameter_bytes"],
+            if d["taps_by_value"].as_bool() == Some(true) {
+                "passed by value"
+            } else {
+                "in an uploaded table"
+            }
         );
     }
     out.write_all(text.as_bytes())

@@ -156,11 +156,12 @@ fn info_reports_version_and_backends() {
     for (b, bit) in backends.iter().zip([1u32, 2, 4]) {
         assert_eq!(b["available"], bits & bit != 0, "{b}");
         if bit != 1 && bits & bit != 0 {
-            let listed = v["gpu_devices"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|d| d["backend"] == b["name"] && d["name"].is_string());
+            let listed = v["gpu_devices"].as_array().unwrap().iter().any(|d| {
+                d["backend"] == b["name"]
+                    && d["name"].is_string()
+                    && d["max_parameter_bytes"].as_u64().is_some_and(|n| n > 0)
+                    && d["taps_by_value"].is_boolean()
+            });
             assert!(listed, "{v}");
         }
     }

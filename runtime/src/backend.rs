@@ -113,11 +113,22 @@ pub struct DeviceSummary {
     pub global_mem_bytes: u64,
     /// Whether the device shares memory with the host (zero-copy images possible).
     pub unified_memory: bool,
+    /// Most bytes of arguments one kernel launch takes (OpenCL `CL_DEVICE_MAX_PARAMETER_SIZE`;
+    /// CUDA's guaranteed 4096; 0 on the CPU). Filter coefficients travel as kernel arguments
+    /// where at least `mvision_kernels::TAPS_PARAM_BYTES` fit, else in an uploaded table.
+    pub max_parameter_bytes: usize,
+    /// Whether its filter kernels take their coefficients as arguments (by value) rather than
+    /// from an uploaded table ([`crate::FilterTuning::taps_by_value`], which also reads
+    /// `MVISION_FILTER_TAPS`); false on the CPU.
+    pub taps_by_value: bool,
 }
+
+/// Bytes of kernel arguments every CUDA device takes (the limit before CUDA 12.1 on Volta).
+const CUDA_PARAMETER_BYTES: usize = 4096;
 
 /// The summary of a driver's `DeviceInfo` (both drivers name these fields alike).
 macro_rules! summary {
-    ($backend:expr, $d:ident, $platform:expr) => {
+    ($backend:expr, $kb:expr, $d:ident, $platform:expr, $params:expr) => {
         DeviceSummary {
             backend: $backend,
             index: $d.index,
@@ -128,6 +139,8 @@ macro_rules! summary {
             max_work_group_size: $d.max_work_group_size,
             global_mem_bytes: $d.global_mem_bytes,
             unified_memory: $d.unified_memory,
+            max_parameter_bytes: $params,
+            taps_by_value: $crate::FilterTuning::get().taps_by_value($kb, $params),
         }
     };
 }
@@ -148,10 +161,20 @@ pub fn devices(backend: Backend) -> crate::Result<Vec<DeviceSummary>> {
             max_work_group_size: 1,
             global_mem_bytes: 0,
             unified_memory: true,
+            max_parameter_bytes: 0,
+            taps_by_value: false,
         }],
         Backend::OpenCl => mvision_opencl::devices()?
             .into_iter()
-            .map(|d| summary!(backend, d, d.platform))
+            .map(|d| {
+                summary!(
+                    backend,
+                    mvision_kernels::Backend::OpenCl,
+                    d,
+                    d.platform,
+                    d.max_parameter_bytes
+                )
+            })
             .collect(),
         Backend::Cuda => mvision_cuda::devices()?
             .into_iter()
@@ -159,7 +182,13 @@ pub fn devices(backend: Backend) -> crate::Result<Vec<DeviceSummary>> {
                 let (major, minor) = d.driver_version;
                 let (sm_major, sm_minor) = d.compute_capability;
                 let platform = format!("CUDA driver {major}.{minor}, sm_{sm_major}{sm_minor}");
-                summary!(backend, d, platform)
+                summary!(
+                    backend,
+                    mvision_kernels::Backend::Cuda,
+                    d,
+                    platform,
+                    CUDA_PARAMETER_BYTES
+                )
             })
             .collect(),
     })
