@@ -19,8 +19,9 @@
         (1024 / (MV_TILE_W * MV_TILE_H) > 0 ? 1024 / (MV_TILE_W * MV_TILE_H) : 1))
 /* A by-value struct parameter whose address the kernel takes (filter coefficients): read in
  * place from the constant bank (__grid_constant__, CUDA 11.7+ on sm_70+) instead of copied
- * to each thread's stack; older NVRTC (JetPack 5 has 11.4) copies it. */
-#if defined(__CUDACC_VER_MAJOR__) && \
+ * to each thread's stack; older NVRTC (JetPack 5 has 11.4) copies it. -DMV_NO_GRID_CONSTANT
+ * takes the older path with any NVRTC (CI compiles it so, as no NVRTC 11.4 wheel exists). */
+#if !defined(MV_NO_GRID_CONSTANT) && defined(__CUDACC_VER_MAJOR__) && \
     (__CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 7))
 #define MV_PARAM_CONST const __grid_constant__
 #else

@@ -99,6 +99,40 @@ fn every_kernel_set_compiles_for_orin_and_hopper() {
     }
 }
 
+/// JetPack 5 ships NVRTC 11.4, which has no `__grid_constant__`: the prelude then passes the
+/// filter coefficients as plain `const` structs (copied per thread). No NVRTC 11.4 wheel
+/// exists, so `-DMV_NO_GRID_CONSTANT` takes that path here, for Xavier (`sm_72`) and Orin.
+#[test]
+fn every_kernel_set_compiles_without_grid_constant_for_jetpack_5() {
+    if !nvrtc_or_skip("every_kernel_set_compiles_without_grid_constant_for_jetpack_5") {
+        return;
+    }
+    let source_with = |set: KernelSet| mvision_kernels::source(set, mvision_kernels::Backend::Cuda);
+    for target in [Target::Real(7, 2), Target::Real(8, 7)] {
+        for set in KernelSet::ALL {
+            let tile = set.program_tile(Tile::DEFAULT);
+            let mut options = mvision_kernels::program_option_list(
+                set,
+                tile,
+                mvision_kernels::Backend::Cuda,
+                mvision_kernels::FilterTuning::get().fma,
+            );
+            options.push("-DMV_NO_GRID_CONSTANT".into());
+            let name = format!("mv_{}_jetpack5.cu", set.name());
+            let compiled = match nvrtc::compile(&name, &source_with(set), target, &options) {
+                Ok(c) => c,
+                Err(Error::KernelBuild { kernel, log }) => {
+                    panic!("{kernel} did not compile:\n{log}")
+                }
+                Err(e) => panic!("{set:?} {}: {e}", target.arch_flag()),
+            };
+            for name in set.kernel_names() {
+                assert!(defines_entry(&compiled.ptx, name), "{set:?} lacks {name}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_device_newer_than_nvrtc_gets_ptx_for_the_newest_virtual_arch() {
     if !nvrtc_or_skip("a_device_newer_than_nvrtc_gets_ptx_for_the_newest_virtual_arch") {
