@@ -261,7 +261,14 @@ fn bench_net_reports_latency_and_memory() {
     assert_eq!(v["command"], "bench net");
     assert_eq!(v["threads"], 1);
     assert!(v["arena_bytes"].as_u64().unwrap() > 0);
-    assert!(v["scratch_bytes"].as_u64().unwrap() > 0);
+    // The plan's scratch, in bytes (0 for the tiny model since its batch-1 fully connected
+    // layer, the only node that needed working memory, packs nothing).
+    let file = mvision_convert::ModelFile::read(&tiny).unwrap();
+    let model = Model::parse(file.bytes()).unwrap();
+    let g = model.graph();
+    let mut slots = vec![PlanSlot::EMPTY; g.tensors.len()];
+    let plan = make_plan(g, mvision::net::MV_NET_DEFAULT_WORKSPACE_BYTES, &mut slots).unwrap();
+    assert_eq!(v["scratch_bytes"], plan.scratch_len() as u64 * 4);
     assert_eq!(
         v["prepared_bytes"], 0,
         "the tiny model has no Winograd layer"

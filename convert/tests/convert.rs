@@ -1,10 +1,12 @@
 //! Converter behaviour beyond conformance: error messages that name what is unsupported, no
 //! panic on truncated or garbage input, the fusions it reports, the batch option, and
-//! [`ModelFile`].
+//! [`ModelFile`] (with the huge-page span it advises).
 
 use std::path::Path;
 
-use mvision_convert::{convert, ConvertError, ConvertOptions, ModelFile};
+use mvision_convert::{
+    convert, huge_page_span, ConvertError, ConvertOptions, ModelFile, HUGE_PAGE_BYTES,
+};
 use onnx_protobuf::tensor_shape_proto::{dimension, Dimension};
 use onnx_protobuf::type_proto::{Tensor, Value as Ty};
 use onnx_protobuf::{
@@ -208,4 +210,38 @@ fn model_file_round_trip() {
         ModelFile::read("/nonexistent/x.mvnn"),
         Err(ConvertError::Io(_))
     ));
+}
+
+#[test]
+fn huge_page_span_is_the_whole_aligned_pages() {
+    const H: usize = HUGE_PAGE_BYTES;
+    assert_eq!(huge_page_span(0, 2 * H), Some((0, 2 * H)));
+    assert_eq!(huge_page_span(1, 2 * H), Some((H, H)));
+    assert_eq!(huge_page_span(1, H), None);
+    assert_eq!(huge_page_span(H - 1, H + 1), Some((H, H)));
+    assert_eq!(huge_page_span(H - 1, H), None);
+    assert_eq!(huge_page_span(3 * H, H - 1), None);
+    assert_eq!(huge_page_span(usize::MAX - 5, 5), None);
+    assert_eq!(huge_page_span(usize::MAX - 5, 10), None);
+    // Random spans: aligned, inside the buffer, and less than a page short at either end.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..10_000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let addr = (state % (1 << 40)) as usize;
+        let len = ((state >> 40) as usize) % (8 * H);
+        match huge_page_span(addr, len) {
+            Some((start, bytes)) => {
+                assert!(start % H == 0 && bytes % H == 0 && bytes > 0);
+                assert!(start >= addr && start + bytes <= addr + len);
+                assert!(start - addr < H && addr + len - (start + bytes) < H);
+            }
+            None => assert!(addr.next_multiple_of(H) + H > addr + len),
+        }
+    }
+    // A model-sized buffer keeps its bytes (the advice changes only how pages are backed).
+    let big: Vec<u8> = (0..5 * H + 7).map(|i| (i * 7 + i / 4099) as u8).collect();
+    let f = ModelFile::from_bytes(&big);
+    assert_eq!(f.bytes(), big.as_slice());
 }

@@ -462,7 +462,11 @@ fn chain_matches_layers_batch_1_and_3() {
             let plan = make_plan(&g, budget, &mut slots).unwrap();
             let second_conv = plan.method(net.nodes[3].output).unwrap();
             assert_eq!(second_conv == ConvMethod::Direct, budget == 0);
-            assert!(plan.scratch_len() > 0, "the fully connected layer packs");
+            // A batch of 3 packs for the fully connected layer's GEMM (a batch of 1 needs no
+            // pack: a matrix-vector product).
+            if batch > 1 {
+                assert!(plan.scratch_len() > 0, "the fully connected layer packs");
+            }
             println!("chain batch {batch} budget {budget}: arena {arena} f32, naive sum {sum}");
         }
     }

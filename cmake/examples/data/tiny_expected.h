@@ -26,7 +26,7 @@ static const uint32_t tiny_bias_bits[3] = {
 };
 
 static const uint32_t tiny_probs_bits[4] = {
-    0x3eaa5e76u, 0x3e702816u, 0x3de0770bu, 0x3ea56fbeu,
+    0x3eaa5e73u, 0x3e702818u, 0x3de0770du, 0x3ea56fbeu,
 };
 
 static const uint32_t tiny_pooled_bits[27] = {

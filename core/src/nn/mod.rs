@@ -2,7 +2,8 @@
 //! multiplication ([`gemm`]), 2-D convolution by six methods with their working-memory
 //! formulas and a method selector ([`conv`]), and the layer operators of issue 4:
 //! activations and fused convolution ([`activation`]), pooling ([`pool`]), fully connected
-//! layers ([`dense`]), the product of two tensors ([`matmul`]), softmax and reduce-mean
+//! layers ([`dense`]; one feature vector as a matrix-vector product that streams the weights
+//! once), the product of two tensors ([`matmul`]), softmax and reduce-mean
 //! ([`reduce`]), addition, subtraction and multiplication with broadcasting ([`elementwise`]),
 //! concat / flatten / pad ([`layout`]) and batch normalisation, standalone or
 //! folded into a convolution ([`batchnorm`]). A whole network is data ([`graph`]: flat
@@ -66,6 +67,7 @@ mod depthwise_phases;
 pub mod elementwise;
 mod few_channels;
 pub mod gemm;
+mod gemv;
 pub mod graph;
 pub mod layout;
 pub mod matmul;
