@@ -51,7 +51,7 @@ mod file;
 mod onnx;
 
 pub use error::ConvertError;
-pub use file::{huge_page_span, ModelFile, HUGE_PAGE_BYTES};
+pub use file::ModelFile;
 pub use onnx::read_tensor;
 
 use std::collections::{BTreeSet, HashMap};

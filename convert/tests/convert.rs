@@ -4,9 +4,8 @@
 
 use std::path::Path;
 
-use mvision_convert::{
-    convert, huge_page_span, ConvertError, ConvertOptions, ModelFile, HUGE_PAGE_BYTES,
-};
+use mvision_convert::{convert, ConvertError, ConvertOptions, ModelFile};
+use mvision_core::nn::model::{huge_page_span, HUGE_PAGE_BYTES};
 use onnx_protobuf::tensor_shape_proto::{dimension, Dimension};
 use onnx_protobuf::type_proto::{Tensor, Value as Ty};
 use onnx_protobuf::{

@@ -238,6 +238,8 @@ pub unsafe extern "C" fn mv_net_create_prepared(
             unsafe { build(bytes, None, budgets.0, budgets.1)? }
         } else {
             let mut copy = try_vec(size.div_ceil(16), 0u128)?;
+            // Before the first write: whole 2 MiB pages become huge pages where Linux agrees.
+            mvision_core::nn::model::advise_huge_pages(&mut copy);
             bytemuck::cast_slice_mut::<u128, u8>(&mut copy)[..size].copy_from_slice(given);
             let copy = Owned::new(copy);
             // SAFETY: the copy moves into the net and is freed after the borrows (field

@@ -393,6 +393,38 @@ fn name<'a>(text: &'a [u8], r: &WeightRange) -> Result<&'a str> {
     core::str::from_utf8(bytes).map_err(|_| Error::Malformed)
 }
 
+/// Bytes of a transparent huge page on x86-64 and AArch64 Linux.
+pub const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+/// The whole [`HUGE_PAGE_BYTES`]-aligned pages inside the `len` bytes at address `addr`, as
+/// `(first address, bytes)`; `None` when there is no whole one (or the range wraps).
+pub fn huge_page_span(addr: usize, len: usize) -> Option<(usize, usize)> {
+    let start = addr.checked_next_multiple_of(HUGE_PAGE_BYTES)?;
+    let end = addr.checked_add(len)? / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+    (end > start).then(|| (start, end - start))
+}
+
+/// Asks Linux to back the whole huge pages of `buf` ([`huge_page_span`]) with transparent huge
+/// pages (`madvise(MADV_HUGEPAGE)`, honoured in the kernel's `madvise` and `always` THP modes),
+/// to be called before `buf` is first written: a model copy's fully connected layers stream
+/// their weights once per run, and with 4 KiB pages AlexNet's first one (151 MB) read them
+/// 4–15 % slower (BENCHMARKS.md, branch `nn-alex`). A hint: the contents never change, a
+/// refusal is ignored, and elsewhere than Linux it does nothing.
+#[cfg(feature = "std")]
+pub fn advise_huge_pages(buf: &mut [u128]) {
+    #[cfg(target_os = "linux")]
+    if let Some((start, len)) = huge_page_span(buf.as_ptr() as usize, size_of_val(buf)) {
+        // SAFETY: `start .. start + len` lies inside `buf`, which is borrowed mutably here;
+        // MADV_HUGEPAGE changes how its pages are backed, never their contents.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE)
+        };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = buf;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
