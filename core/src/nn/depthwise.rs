@@ -466,9 +466,9 @@ pub(crate) mod avx512 {
                 ];
                 let mut acc = [b, nz, nz];
                 for (ky, a) in acc.iter_mut().enumerate() {
-                    for kx in 0..3 {
+                    for (kx, &col_mask) in cols.iter().enumerate() {
                         let t = ky * 3 + kx;
-                        let m = rows[ky] & cols[kx];
+                        let m = rows[ky] & col_mask;
                         // SAFETY: a lane is loaded only if its input pixel lies in the plane.
                         let v = unsafe {
                             _mm512_maskz_loadu_ps(m, x.wrapping_offset(p as isize + offset[t]))
@@ -489,12 +489,12 @@ pub(crate) mod avx512 {
                 let m = [left, 0xffff, right];
                 let mut acc = [b, nz, nz];
                 for (ky, a) in acc.iter_mut().enumerate() {
-                    for kx in 0..3 {
+                    for (kx, &col_mask) in m.iter().enumerate() {
                         let t = ky * 3 + kx;
                         // SAFETY: w + 1 ≤ p and p + 15 + w + 1 < n: every lane is in the plane.
                         let v =
                             unsafe { _mm512_loadu_ps(x.wrapping_offset(p as isize + offset[t])) };
-                        *a = _mm512_mask3_fmadd_ps(k[t], v, *a, m[kx]);
+                        *a = _mm512_mask3_fmadd_ps(k[t], v, *a, col_mask);
                     }
                 }
                 // SAFETY: p + 16 ≤ n.
