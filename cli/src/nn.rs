@@ -9,7 +9,8 @@ use mvision_convert::ModelFile;
 use mvision_core::nn::graph::Graph;
 use mvision_core::nn::model::Model;
 use mvision_core::nn::plan::{
-    forward_observed, forward_prepared, make_plan_prepared, prepare_weights, Plan, PlanSlot,
+    cache_aligned, forward_observed, forward_prepared, make_plan_prepared, prepare_weights, Plan,
+    PlanSlot, CACHE_ALIGN_SLACK,
 };
 
 /// The workspace budget of `--workspace-budget` when absent: the C API's default (16 MiB).
@@ -28,7 +29,8 @@ pub fn parse_model<'a>(bytes: &'a ModelFile, path: &Path) -> Result<Model<'a>> {
         .with_context(|| format!("'{}' is not a valid .mvnn model", path.display()))
 }
 
-/// A planned network with its arena, scratch and pre-transformed weights allocated.
+/// A planned network with its arena, scratch and pre-transformed weights allocated (the
+/// arena and scratch from a cache-line boundary: [`cache_aligned`]).
 pub struct Runner<'m> {
     graph: Graph<'m>,
     plan: Plan<'static>,
@@ -64,8 +66,8 @@ impl<'m> Runner<'m> {
             .map_err(|e| anyhow!("cannot prepare the weights: {e}"))?;
         Ok(Self {
             graph,
-            arena: vec![0.0; plan.arena_len()],
-            scratch: vec![0.0; plan.scratch_len()],
+            arena: vec![0.0; plan.arena_len() + CACHE_ALIGN_SLACK],
+            scratch: vec![0.0; plan.scratch_len() + CACHE_ALIGN_SLACK],
             prepared,
             plan,
         })
@@ -136,8 +138,8 @@ impl<'m> Runner<'m> {
             &self.prepared,
             inputs,
             &mut views,
-            &mut self.arena,
-            &mut self.scratch,
+            aligned(&mut self.arena, self.plan.arena_len()),
+            aligned(&mut self.scratch, self.plan.scratch_len()),
             |i| {
                 let now = std::time::Instant::now();
                 if let Some((j, t)) = last {
@@ -166,11 +168,17 @@ impl<'m> Runner<'m> {
             &self.prepared,
             inputs,
             &mut views,
-            &mut self.arena,
-            &mut self.scratch,
+            aligned(&mut self.arena, self.plan.arena_len()),
+            aligned(&mut self.scratch, self.plan.scratch_len()),
         )
         .map_err(|e| anyhow!("forward failed: {e}"))
     }
+}
+
+/// The `len` elements of `buf` (allocated with [`CACHE_ALIGN_SLACK`] more) from a cache-line
+/// boundary.
+fn aligned(buf: &mut [f32], len: usize) -> &mut [f32] {
+    cache_aligned(buf, len).expect("allocated with CACHE_ALIGN_SLACK")
 }
 
 /// `[n, c, h, w]` as `NxCxHxW`.

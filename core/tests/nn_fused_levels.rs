@@ -4,8 +4,10 @@
 //!
 //! * the direct method's depthwise 3×3 path (16 outputs per vector, masked border lanes and
 //!   tails, stride 2 de-interleaved), on maps from 1×1 to wider than two vectors, strides 1–3,
-//!   every padding up to 2, batch 1–2, and stride-2 planes split into phase images (outputs up
-//!   to 16 × 16, asymmetric bottom / right padding);
+//!   every padding up to 2, batch 1–2, stride-2 planes split into phase images (outputs up
+//!   to 16 × 16, asymmetric bottom / right padding), and "same" stride-1 planes as flat runs
+//!   (rows of 16 to 500 pixels with whole loads in the inner rows, narrower ones from a mask
+//!   table);
 //! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
 //! * the direct method's path for unpadded stride-2 first layers (1–4 input channels, 16·k
@@ -82,6 +84,16 @@ fn shapes() -> Vec<Conv2dShape> {
         (2, 3, 2),
         (31, 32, 2),
         (32, 33, 2),
+        // Rows of at least 16 pixels at stride 1 (a flat run, whole loads in the inner rows):
+        // exactly 16, 17 and 47 wide, MobileNetV2's 56², no inner row (2 × 100), one inner row
+        // (3 × 500), and 1 × 16.
+        (56, 56, 1),
+        (5, 16, 1),
+        (9, 17, 1),
+        (40, 47, 1),
+        (2, 100, 1),
+        (3, 500, 1),
+        (1, 16, 1),
     ] {
         let mut s = Conv2dShape::new(1, 2, h, w, 2, 3, 3);
         (s.groups, s.stride_h, s.stride_w) = (2, st, st);

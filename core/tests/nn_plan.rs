@@ -25,8 +25,8 @@ use mvision_core::nn::graph::{self, op, Graph, Node, TensorDesc, WeightRange};
 use mvision_core::nn::layout::{concat, pad2d, PadMode, Pads};
 use mvision_core::nn::matmul::{matmul, matmul_pack_len, MatMulShape};
 use mvision_core::nn::plan::{
-    arena_len, forward, forward_prepared, make_plan, make_plan_prepared, plan_len, prepare_weights,
-    PlanSlot,
+    arena_len, cache_aligned, forward, forward_prepared, make_plan, make_plan_prepared, plan_len,
+    prepare_weights, PlanSlot, CACHE_ALIGN_SLACK,
 };
 use mvision_core::nn::pool::{avg_pool2d, global_avg_pool, max_pool2d, Pool2dShape};
 use mvision_core::nn::reduce::{reduce_mean, softmax};
@@ -1178,4 +1178,32 @@ fn no_heap_use() {
         before,
         "make_plan or forward allocated"
     );
+}
+
+/// `cache_aligned` returns `len` elements from the first 64-byte boundary of a buffer at any
+/// of the 16 `f32` positions in a cache line, which `len + CACHE_ALIGN_SLACK` elements always
+/// hold, and `None` when the buffer ends one element short of them.
+#[test]
+fn cache_aligned_starts_on_a_line() {
+    let mut buf = vec![0.0f32; 64 + 100 + CACHE_ALIGN_SLACK];
+    for start in 0..16 {
+        for len in [0, 1, 16, 100] {
+            let b = &mut buf[start..][..len + CACHE_ALIGN_SLACK];
+            let base = b.as_ptr() as usize;
+            let s = cache_aligned(b, len).expect("len + CACHE_ALIGN_SLACK suffices");
+            let at = s.as_ptr() as usize;
+            assert_eq!((at % 64, s.len()), (0, len), "start {start}, len {len}");
+            assert!(at >= base && at - base < 64, "start {start}, len {len}");
+            let skip = (at - base) / 4;
+            let short = &mut buf[start..][..skip + len];
+            assert_eq!(cache_aligned(short, len).map(|s| s.len()), Some(len));
+            if len > 0 {
+                let short = &mut buf[start..][..skip + len - 1];
+                assert!(
+                    cache_aligned(short, len).is_none(),
+                    "start {start}, len {len}"
+                );
+            }
+        }
+    }
 }

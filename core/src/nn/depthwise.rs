@@ -9,9 +9,12 @@
 //! `__m512` with fused multiply-adds: the outputs whose taps all lie in the row without masks,
 //! the border ones (and partial vectors) with the out-of-row taps as masked-off lanes of their
 //! loads and multiply-adds; stride 2 de-interleaves even and odd input columns with two-source
-//! permutes. Each input row's three taps go to their own accumulator. "Same" stride-1 planes of
-//! at most 1024 pixels run as one flat run of vectors instead (every tap a constant offset from
-//! the output pixel, masked where its input pixel is outside the plane), and stride-2 planes
+//! permutes, and each output row prefetches the input rows that the row four rows below reads.
+//! Each input row's three taps go to their own accumulator. "Same" stride-1 planes run as one
+//! flat run of vectors instead (every tap a constant offset from the output pixel, masked where
+//! its input pixel is outside the plane): with rows of at least 16 pixels, the vectors of the
+//! inner rows load whole and mask only their multiply-adds at the row ends; planes of narrower
+//! rows, of at most 1024 pixels, from a table of per-vector masks. Stride-2 planes
 //! with outputs of at most 16 × 16 split into phase images first, which makes them flat too
 //! (`depthwise_phases`). Elsewhere (and for
 //! strides above 2) the portable loops sum the nine taps in `(ky, kx)` order like
@@ -93,7 +96,9 @@ pub(crate) fn conv(
         // and FMA (`cpu::detect`).
         #[allow(unsafe_code)]
         unsafe {
-            if avx512::flat_applies(s) {
+            if avx512::flat_wide_applies(s) {
+                avx512::conv_flat_wide(s, input, weights, bias, clamp, output)
+            } else if avx512::flat_applies(s) {
                 avx512::conv_flat(s, input, weights, bias, clamp, output)
             } else if s.stride_w == 1 {
                 avx512::conv::<1>(s, d, input, weights, bias, clamp, output)
@@ -376,7 +381,137 @@ pub(crate) mod avx512 {
             && s.h * s.w <= FLAT_MAX
     }
 
-    /// [`super::conv`] for small "same" planes ([`flat_applies`]): output pixel `p` (row-major)
+    /// Whether [`conv_flat_wide`] computes `s`: stride 1, padding 1 on every side, rows of at
+    /// least 16 pixels (any number of rows).
+    pub(super) const fn flat_wide_applies(s: &Conv2dShape) -> bool {
+        s.stride_h == 1
+            && s.stride_w == 1
+            && s.pad_top == 1
+            && s.pad_left == 1
+            && s.pad_bottom == 1
+            && s.pad_right == 1
+            && s.w >= 16
+    }
+
+    /// [`super::conv`] for the "same" planes of [`flat_wide_applies`]: each plane one flat run
+    /// of 16-pixel vectors as in [`conv_flat`], the same taps in the same order (so the same
+    /// bits as the row kernel), but without a mask table: the vectors whose taps all lie in the
+    /// plane (from pixel `w + 1` while the last lane's bottom-right tap is inside) load all 16
+    /// lanes of each tap and mask only the left taps of the lane in column 0 and the right taps
+    /// of the lane in column `w − 1` (rows of at least 16 pixels: at most one of each per
+    /// vector); the vectors of the first and last rows mask their loads as well. No per-row
+    /// setup and no partial vectors at row ends: in MobileNetV2 144 × 56² took 0.10 ms in the
+    /// network against 0.16–0.17 with the row kernel, 192 × 28² 0.035 against 0.047 with the
+    /// mask table of [`conv_flat`], 32 × 112² 0.075–0.09 against 0.097–0.10.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    pub(super) fn conv_flat_wide(
+        s: &Conv2dShape,
+        input: &[f32],
+        weights: &[f32],
+        bias: Option<&[f32]>,
+        clamp: Clamp,
+        output: &mut [f32],
+    ) {
+        let (h, w) = (s.h, s.w);
+        let n = h * w;
+        let planes = s.n * s.c_out;
+        // What the loads and stores below rest on, checked once per call.
+        assert!(
+            flat_wide_applies(s)
+                && input.len() >= planes * n
+                && output.len() >= planes * n
+                && weights.len() >= s.c_out * 9
+                && bias.is_none_or(|b| b.len() >= s.c_out)
+        );
+        let chunks = n.div_ceil(16);
+        // Vectors first..end have every tap inside the plane: p ≥ w + 1 and p + 16 + w ≤ n − 1.
+        let first = (w + 1).div_ceil(16).min(chunks);
+        let end = if n >= w + 17 {
+            (n - w - 17) / 16 + 1
+        } else {
+            0
+        }
+        .clamp(first, chunks);
+        let offset: [isize; 9] = core::array::from_fn(|t| {
+            (t / 3) as isize * w as isize - w as isize + (t % 3) as isize - 1
+        });
+        let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
+        let nz = _mm512_set1_ps(-0.0);
+        let bit = |j: usize| if j < 16 { 1u16 << j } else { 0 };
+        for i in 0..planes {
+            let c = i % s.c_out;
+            let x = input[i * n..].as_ptr();
+            let yp = output[i * n..].as_mut_ptr();
+            let k: [__m512; 9] = core::array::from_fn(|t| _mm512_set1_ps(weights[c * 9 + t]));
+            let b = _mm512_set1_ps(bias.map_or(0.0, |b| b[c]));
+            // Column of vector ci's first pixel.
+            let col_of = |ci: usize| (ci * 16) % w;
+            // Lanes of column 0 (no left tap) and of column w − 1 (no right tap).
+            let edges = |col: usize| (!bit(if col == 0 { 0 } else { w - col }), !bit(w - 1 - col));
+            let finish = |acc: [__m512; 3]| {
+                let v = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
+                // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand).
+                _mm512_min_ps(hi, _mm512_max_ps(lo, v))
+            };
+            // A vector with masked loads (the plane's first and last rows).
+            let masked = |ci: usize| {
+                let p = ci * 16;
+                let (left, right) = edges(col_of(ci));
+                let tail = lanes(0, (n - p) as isize);
+                let cols = [tail & left, tail, tail & right];
+                let rows = [
+                    lanes(w as isize - p as isize, 16),
+                    0xffff,
+                    lanes(0, ((h - 1) * w) as isize - p as isize),
+                ];
+                let mut acc = [b, nz, nz];
+                for (ky, a) in acc.iter_mut().enumerate() {
+                    for (kx, &col_mask) in cols.iter().enumerate() {
+                        let t = ky * 3 + kx;
+                        let m = rows[ky] & col_mask;
+                        // SAFETY: a lane is loaded only if its input pixel lies in the plane.
+                        let v = unsafe {
+                            _mm512_maskz_loadu_ps(m, x.wrapping_offset(p as isize + offset[t]))
+                        };
+                        *a = _mm512_mask3_fmadd_ps(k[t], v, *a, m);
+                    }
+                }
+                // SAFETY: lanes p .. min(p + 16, n) of the plane's output.
+                unsafe { _mm512_mask_storeu_ps(yp.add(p), tail, finish(acc)) };
+            };
+            for ci in 0..first {
+                masked(ci);
+            }
+            let mut col = col_of(first);
+            for ci in first..end {
+                let p = ci * 16;
+                let (left, right) = edges(col);
+                let m = [left, 0xffff, right];
+                let mut acc = [b, nz, nz];
+                for (ky, a) in acc.iter_mut().enumerate() {
+                    for (kx, &col_mask) in m.iter().enumerate() {
+                        let t = ky * 3 + kx;
+                        // SAFETY: w + 1 ≤ p and p + 15 + w + 1 < n: every lane is in the plane.
+                        let v =
+                            unsafe { _mm512_loadu_ps(x.wrapping_offset(p as isize + offset[t])) };
+                        *a = _mm512_mask3_fmadd_ps(k[t], v, *a, col_mask);
+                    }
+                }
+                // SAFETY: p + 16 ≤ n.
+                unsafe { _mm512_storeu_ps(yp.add(p), finish(acc)) };
+                col += 16;
+                if col >= w {
+                    col -= w;
+                }
+            }
+            for ci in end..chunks {
+                masked(ci);
+            }
+        }
+    }
+
+    /// [`super::conv`] for small "same" planes ([`flat_applies`]; those with rows of 16 pixels
+    /// or more run [`conv_flat_wide`]): output pixel `p` (row-major)
     /// reads input pixel `p + (ky − 1)·w + kx − 1` for tap `(ky, kx)`, a constant offset, so the
     /// plane is one flat run of 16-pixel vectors whatever its width, each tap a load masked to
     /// the lanes whose input pixel exists (the masks, the same for every plane, are computed
@@ -500,6 +635,13 @@ pub(crate) mod avx512 {
         ld: [__mmask16; 3],
     }
 
+    /// How many output rows ahead [`conv`] prefetches its input rows at stride 2. In
+    /// MobileNetV2 these layers read their input from the L2 and L3, where the 1×1 layer
+    /// before them left it, and the hardware prefetchers did not keep up with the three row
+    /// streams: 96 × 112² → 56² took 0.23–0.27 ms in the network without the prefetches and
+    /// 0.12–0.13 with them.
+    const PREFETCH_ROWS: usize = 4;
+
     /// At most this many border chunks per row are kept (the rest are recomputed per row).
     const CACHED: usize = 4;
 
@@ -599,6 +741,17 @@ pub(crate) mod avx512 {
             };
             for (oy, out) in y.chunks_exact_mut(ow).take(d.out_h).enumerate() {
                 let top = oy * s.stride_h;
+                if SX == 2 {
+                    // The input rows PREFETCH_ROWS output rows ahead, into L1 (past the plane's
+                    // end: the next plane's first rows, contiguous; past the tensor's, nothing).
+                    let first = (top + 2 + PREFETCH_ROWS * s.stride_h).saturating_sub(s.pad_top);
+                    let ahead = x.as_ptr().wrapping_add(first * w);
+                    let mut o = 0;
+                    while o < s.stride_h * w {
+                        _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(o).cast());
+                        o += 16;
+                    }
+                }
                 let row = |ky: usize| {
                     (top + ky)
                         .checked_sub(s.pad_top)

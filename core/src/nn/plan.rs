@@ -369,6 +369,22 @@ fn read<'x>(
     r.ok_or(Error::InvalidArgument)
 }
 
+/// `f32` elements to allocate beyond [`Plan::arena_len`] (or [`Plan::scratch_len`]) so that
+/// [`cache_aligned`] finds that many elements from a 64-byte boundary in any `f32` buffer.
+pub const CACHE_ALIGN_SLACK: usize = 15;
+
+/// The `len` elements of `buf` from its first element on a 64-byte (cache line) boundary, or
+/// `None` if `buf` ends before them (a buffer of `len + `[`CACHE_ALIGN_SLACK`] elements always
+/// holds them). [`forward`] accepts an arena and scratch at any alignment, but the arena
+/// offsets are multiples of 16 elements in the networks measured, so an aligned arena makes
+/// the layers' 16-lane vector stores whole cache lines: MobileNetV2's 1×1 layers ran 4–5 %
+/// faster and its depthwise layers 6 % faster than with the arena 16 bytes past a line, as a
+/// heap `Vec` had it.
+pub fn cache_aligned(buf: &mut [f32], len: usize) -> Option<&mut [f32]> {
+    let at = buf.as_ptr().align_offset(64);
+    buf.get_mut(at..at.checked_add(len)?)
+}
+
 /// Runs `graph` planned by `plan` ([`make_plan`] on the same graph): reads the graph inputs from
 /// `inputs` (one slice per [`Graph::inputs`] entry, at least its tensor's elements, packed
 /// NCHW), keeps every intermediate tensor in `arena` (at least [`Plan::arena_len`] elements),
