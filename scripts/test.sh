@@ -64,7 +64,10 @@ MVISION_FILTER_STREAM=on MVISION_FILTER_DOT=on cargo test -p mvision-runtime --l
 
 step "GEMM through the gemm crate (feature gemm-crate) and the explicit AVX+FMA micro-kernel"
 cargo clippy -p mvision-core --all-targets --features gemm-crate --locked -- -D warnings
-cargo test -p mvision-core --features gemm-crate --locked --test nn_gemm --test nn_conv --test nn_layers --test nn_plan
+cargo test -p mvision-core --features gemm-crate --locked --test nn_gemm --test nn_gemm_cap --test nn_conv --test nn_layers --test nn_plan
+# Without the crate every level's GEMMs are the portable ones, so Winograd's AVX-512 transforms
+# are compared bit for bit with the portable ones (the workspace run above has the crate).
+cargo test -p mvision-core --locked --test nn_winograd_levels
 if grep -qw avx /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
   # Its own target dir: other RUSTFLAGS would invalidate the main build's cache.
   CARGO_TARGET_DIR="$root/target/avx-fma" RUSTFLAGS="-C target-feature=+avx,+fma" \

@@ -82,7 +82,11 @@ pub fn active() -> Level {
 }
 
 /// Caps the level used from now on, process-wide (e.g. `Level::Baseline` to measure or debug
-/// the portable path). Raising the cap above [`detected`] has no effect. Results do not change.
+/// the portable path). Raising the cap above [`detected`] has no effect. Image operations and
+/// trackers give the same results at every level; the CNN's fused AVX-512 kernels agree with
+/// the portable ones within `f32` rounding (see the README). A cap below [`detected`] also keeps
+/// `nn::gemm::sgemm` off the `gemm` crate (feature `gemm-crate`), which picks its own
+/// instruction set.
 pub fn set_cap(level: Level) {
     CAP.store(level as u8, Ordering::Relaxed);
 }

@@ -38,7 +38,9 @@ pub extern "C" fn mv_cpu_active() -> mv_cpu_level {
 }
 
 /// Caps the level used from now on, for the whole process (`MV_CPU_X86_64_V4` removes the cap;
-/// a cap above `mv_cpu_detected()` has no effect). Results do not depend on the level.
+/// a cap above `mv_cpu_detected()` has no effect). Image operations and trackers give the same
+/// results at every level; network outputs agree within `f32` rounding. A cap below
+/// `mv_cpu_detected()` also keeps large matrix products on the library's own portable GEMM.
 ///
 /// Errors: `MV_STATUS_INVALID_ARGUMENT` if `level` is not an `MV_CPU_*` value.
 #[no_mangle]

@@ -22,7 +22,9 @@
 //! AVX-512, AVX2+FMA or NEON kernels at run time and beats this portable code by several times
 //! on a desktop CPU (see BENCHMARKS.md); it allocates its own packing memory, so that path is not
 //! allocation-free. The argument checks, errors and results (up to rounding) are the same on
-//! both paths.
+//! both paths. The crate cannot be told to stay below an instruction set, so while a caller
+//! caps the level below the CPU's ([`crate::cpu::set_cap`], `MVISION_CPU`,
+//! `mv_cpu_set_max_level`) every product takes the portable path, as [`sgemm_portable`].
 //!
 //! **β = 0** follows the reference BLAS: `C` is then write-only, so NaN or infinity already in
 //! `C` does not propagate. **α = 0 or k = 0** scales `C` by β without reading `A` or `B`.
@@ -318,8 +320,13 @@ fn gemm_strided(
         scale(m, n, beta, c, sc);
         return;
     }
+    // The crate picks its own instruction set (AVX-512 where the CPU has it), so a caller who
+    // capped the level below the CPU's (`cpu::set_cap`) gets the portable path instead.
     #[cfg(feature = "gemm-crate")]
-    if allow_crate && (m as u64) * (n as u64) * (k as u64) >= GEMM_CRATE_MIN_FLOP {
+    if allow_crate
+        && crate::cpu::cap() >= crate::cpu::detected()
+        && (m as u64) * (n as u64) * (k as u64) >= GEMM_CRATE_MIN_FLOP
+    {
         crate_gemm(m, n, k, alpha, a, sa, b, sb, beta, c, sc);
         return;
     }
