@@ -59,6 +59,8 @@ step "GPU filters: f32 without fused multiply-adds, bit-identical to the CPU (MV
 MVISION_FILTER_FMA=off cargo test -p mvision-runtime --locked --test backends -- filter::
 step "GPU integral: the look-back scan forced on PoCL (MVISION_INTEGRAL_SCAN=lookback; default auto runs it on CUDA and NVIDIA OpenCL)"
 MVISION_INTEGRAL_SCAN=lookback cargo test -p mvision-runtime --locked --test backends -- integral
+step "GPU integral: the look-back scan's walks (MVISION_INTEGRAL_LOOKBACK=walk; auto adds the carries directly up to 128 tiles a side, every test image)"
+MVISION_INTEGRAL_SCAN=lookback MVISION_INTEGRAL_LOOKBACK=walk cargo test -p mvision-runtime --locked --test backends -- integral
 step "GPU filters: the packed-product (dp2a) u8 kernels on every size, emulated on PoCL (MVISION_FILTER_DOT=on)"
 MVISION_FILTER_STREAM=on MVISION_FILTER_DOT=on cargo test -p mvision-runtime --locked --test backends -- filter::
 

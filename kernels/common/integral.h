@@ -765,6 +765,9 @@ MV_KERNEL_LEAN mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_strid
  *     rows (above[] plus the column sums of the rows of lanes before it), keeps running column
  *     sums in registers, adds each row's prefix across the lanes and stages the row in local
  *     memory so that the stores are coalesced.
+ * On images of at most MV_LB_DIRECT_MAX tiles a side, B and C are replaced by the direct sums
+ * (MV_LB_DIRECT_SUMS below): phase A also publishes the tile's total, and nothing else is
+ * published.
  * A work-group only waits on tiles of smaller index, whose work-groups are running or done, so
  * the waits end. Flags are stored after MV_FENCE_GLOBAL and read (like the data they guard)
  * with MV_VLOAD. The last work-group to finish (ctl[1] counts them) zeroes the control words,
@@ -867,6 +870,76 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         MV_VSTORE(mv_u32, (flags) + g, (v));                                                  \
     }
 
+/* Direct sums, on images of at most MV_LB_DIRECT_MAX tiles a side (host constant; 0: never): no
+ * inclusive sums and a single publication. Each work-group publishes its tile's row sums,
+ * column sums and total (left_tot[g]) once (flag_row = 1), waits until every tile above-left of
+ * it has (all of them started earlier), then adds their sums directly: left[r] over the tiles
+ * left of it in its row, above[c] over those above it in its column, the corner over the
+ * rectangle above-left (spread over the work-items, then reduced). The loads are independent
+ * of each other, so they are in flight together, where the walks below chain up to four
+ * publications per tile; but they grow with the tiles above-left (at 3840 x 2160, 30 x 34
+ * tiles: at most 1019 flags and totals over 128 work-items, 29 row and 33 column sums each),
+ * hence the walks on images wider or taller than the bound. */
+#ifndef MV_LB_DIRECT_MAX
+#define MV_LB_DIRECT_MAX 0
+#endif
+#define MV_LB_DBATCH 8
+#define MV_LB_DIRECT_SUMS(T)                                                                  \
+    {                                                                                         \
+        /* Trip counts 0 unless direct_, barriers always (uniform for PoCL). */               \
+        int dtx_ = direct_ ? tx : 0;                                                          \
+        int dty_ = direct_ ? ty : 0;                                                          \
+        int rect_ = direct_ ? (ty + 1) * (tx + 1) - 1 : 0; /* above-left, own tile excluded */\
+        for (int q_ = lid; q_ < rect_; q_ += MV_LB_N) {                                       \
+            MV_GLOBAL mv_u32* fp_ = flag_row + (q_ / (tx + 1)) * ntx + q_ % (tx + 1);         \
+            while (MV_VLOAD(mv_u32, fp_) == 0u) {                                             \
+            }                                                                                 \
+        }                                                                                     \
+        MV_FENCE_GLOBAL();                                                                    \
+        MV_BARRIER();                                                                         \
+        if (lid < MV_LB_H) {                                                                  \
+            for (int j0_ = 0; j0_ < dtx_; j0_ += MV_LB_DBATCH) {                              \
+                MV_UNROLL for (int k_ = 0; k_ < MV_LB_DBATCH; ++k_)                           \
+                {                                                                             \
+                    int j_ = j0_ + k_;                                                        \
+                    left += j_ < tx ? MV_VLOAD(T, row_agg + (ty * ntx + j_) * MV_LB_H + lid)  \
+                                    : (T)0;                                                   \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        for (int i0_ = 0; i0_ < dty_; i0_ += MV_LB_DBATCH) {                                  \
+            MV_UNROLL for (int k_ = 0; k_ < MV_LB_DBATCH; ++k_)                               \
+            {                                                                                 \
+                int i_ = i0_ + k_;                                                            \
+                above += i_ < ty ? MV_VLOAD(T, col_agg + (i_ * ntx + tx) * MV_LB_W + lid) : (T)0;\
+            }                                                                                 \
+        }                                                                                     \
+        T cp_ = 0;                                                                            \
+        int nc_ = dty_ * dtx_;                                                                \
+        for (int q_ = lid; q_ < nc_; q_ += MV_LB_N) {                                         \
+            cp_ += MV_VLOAD(T, left_tot + (q_ / tx) * ntx + q_ % tx);                         \
+        }                                                                                     \
+        T ex_;                                                                                \
+        MV_ILANE_EXCL(T, cp_, ex_, tot);                                                      \
+        MV_BARRIER(); /* wtot was read for the total */                                       \
+        if (lx == MV_ILANES - 1) {                                                            \
+            wtot[wv] = ex_ + cp_;                                                             \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+        for (int w_ = 0; w_ < MV_LB_WARPS; ++w_) {                                            \
+            corner += wtot[w_];                                                               \
+        }                                                                                     \
+    }
+
+/* MV_LB_PUBLISH where cond (uniform) holds; the barrier always, so that every work-item of
+ * every work-group reaches the same barriers (PoCL's work-item loops need that). */
+#define MV_LB_PUBLISH_IF(cond, flags, v)                                                      \
+    MV_BARRIER();                                                                             \
+    if ((cond) && lid == 0) {                                                                 \
+        MV_FENCE_GLOBAL();                                                                    \
+        MV_VSTORE(mv_u32, (flags) + g, (v));                                                  \
+    }
+
 #define MV_INTEGRAL_LOOKBACK(T, SQ)                                                           \
     MV_LOCAL_ARRAY(T, red, MV_LB_H * (MV_ILANES + 1));                                        \
     MV_LOCAL_ARRAY(T, colpart, MV_LB_WARPS * MV_LB_W);                                        \
@@ -879,12 +952,14 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
     MV_LOCAL_ARRAY(mv_u32, stat, MV_ILANES);                                                  \
     MV_LOCAL_ARRAY(int, first2, 1);                                                           \
     MV_LOCAL_ARRAY(T, cshare, 1);                                                             \
+    MV_LOCAL_ARRAY(T, wtot, MV_LB_WARPS);                                                     \
     MV_LOCAL_ARRAY(mv_u32, gid, 2);                                                           \
     /* From phase C on, red (no longer used) holds two row buffers per row of lanes. */        \
     MV_LOCAL T* stage = red;                                                                  \
     int ntx = (width + MV_LB_W - 1) / MV_LB_W;                                                \
     int nty = (height + MV_LB_H - 1) / MV_LB_H;                                               \
     int nt = ntx * nty;                                                                       \
+    int direct_ = ntx <= MV_LB_DIRECT_MAX && nty <= MV_LB_DIRECT_MAX; /* else walked */       \
     int lid = MV_LID_X;                                                                       \
     int lx = lid % MV_ILANES;                                                                 \
     int wv = lid / MV_ILANES;                                                                 \
@@ -950,19 +1025,39 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         colsum += colpart[w * MV_LB_W + lid];                                                 \
     }                                                                                         \
     col_agg[g * MV_LB_W + lid] = colsum;                                                      \
+    { /* the tile's total, into left_tot[g] with the direct sums */                           \
+        T ex_;                                                                                \
+        MV_ILANE_EXCL(T, colsum, ex_, tot);                                                   \
+        if (lx == MV_ILANES - 1) {                                                            \
+            wtot[wv] = ex_ + colsum;                                                          \
+        }                                                                                     \
+        MV_BARRIER();                                                                         \
+        if (direct_ && lid == 0) {                                                            \
+            T s_ = 0;                                                                         \
+            for (int w_ = 0; w_ < MV_LB_WARPS; ++w_) {                                        \
+                s_ += wtot[w_];                                                               \
+            }                                                                                 \
+            left_tot[g] = s_;                                                                 \
+        }                                                                                     \
+    }                                                                                         \
     MV_LB_PUBLISH(flag_row, 1u);                                                      \
     /* B: the sums of the tile's rows left of x0, and their scan down the rows (ecol). */     \
     T left = 0;                                                                               \
-    MV_LB_WALK(flag_row, 1, tx, {                                                             \
+    T above = 0;                                                                              \
+    T corner = 0;                                                                             \
+    MV_LB_DIRECT_SUMS(T) /* all zero unless direct_ */                                        \
+    MV_LB_WALK(flag_row, 1, direct_ ? 0 : tx, {                                               \
         if (on_ && lid < MV_LB_H) {                                                           \
             left += MV_VLOAD(T, (st == 2u ? row_inc : row_agg) + t * MV_LB_H + lid);          \
         }                                                                                     \
     })                                                                                        \
     if (lid < MV_LB_H) {                                                                      \
-        row_inc[g * MV_LB_H + lid] = left + rowsum;                                           \
+        if (!direct_) {                                                                       \
+            row_inc[g * MV_LB_H + lid] = left + rowsum;                                       \
+        }                                                                                     \
         red[lid] = left;                                                                      \
     }                                                                                         \
-    MV_LB_PUBLISH(flag_row, 2u);                                                      \
+    MV_LB_PUBLISH_IF(!direct_, flag_row, 2u);                                                 \
     /* Inclusive scan of left[] over the rows: Hillis-Steele, red <-> ecol. */               \
     {                                                                                         \
         int cur_ = 0;                                                                         \
@@ -981,14 +1076,12 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         MV_BARRIER();                                                                         \
     }                                                                                         \
     T left_total = ecol[MV_LB_H - 1];                                                         \
-    if (lid == 0) {                                                                           \
+    if (!direct_ && lid == 0) {                                                               \
         left_tot[g] = left_total;                                                             \
     }                                                                                         \
-    MV_LB_PUBLISH(flag_col, 1u);                                                      \
+    MV_LB_PUBLISH_IF(!direct_, flag_col, 1u);                                                 \
     /* C: the sum of column lid above y0, and the corner. */                                  \
-    T above = 0;                                                                              \
-    T corner = 0;                                                                             \
-    MV_LB_WALK(flag_col, ntx, ty, {                                                           \
+    MV_LB_WALK(flag_col, ntx, direct_ ? 0 : ty, {                                             \
         if (on_) {                                                                            \
             above += MV_VLOAD(T, (st == 2u ? col_inc : col_agg) + t * MV_LB_W + lid);         \
         }                                                                                     \
@@ -996,10 +1089,12 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
             corner += MV_VLOAD(T, (st == 2u ? corner_inc : left_tot) + t);                    \
         }                                                                                     \
     })                                                                                        \
-    col_inc[g * MV_LB_W + lid] = above + colsum;                                              \
-    if (lid == 0) {                                                                           \
-        corner_inc[g] = corner + left_total;                                                  \
-        cshare[0] = corner;                                                                   \
+    if (!direct_) {                                                                           \
+        col_inc[g * MV_LB_W + lid] = above + colsum;                                          \
+        if (lid == 0) {                                                                       \
+            corner_inc[g] = corner + left_total;                                              \
+            cshare[0] = corner;                                                               \
+        }                                                                                     \
     }                                                                                         \
     /* Column c's sum above the first row of each row of lanes (above[c] plus the rows of  */\
     /* the rows of lanes before it), into stage (free until D's first row).                 */\
@@ -1010,8 +1105,10 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
             a += colpart[w * MV_LB_W + lid];                                                  \
         }                                                                                     \
     }                                                                                         \
-    MV_LB_PUBLISH(flag_col, 2u);                                                      \
-    corner = cshare[0];                                                                       \
+    MV_LB_PUBLISH_IF(!direct_, flag_col, 2u);                                                 \
+    if (!direct_) {                                                                           \
+        corner = cshare[0];                                                                   \
+    }                                                                                         \
     /* D: acc[k] = the sum from x0 to column x + k of everything above the current row,     */\
     /* plus each row's prefix; staged per row of lanes, then stored coalesced.               */\
     T acc[MV_LB_PX];                                                                          \

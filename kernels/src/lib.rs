@@ -112,6 +112,8 @@ pub const INTEGRAL_TILE_H_MAX: usize = 128;
 ///   `MV_ICARRY_TILED`, `MV_ICARRY_PAR`), see [`IntegralCarries`]; default `tiled`.
 /// * `MVISION_INTEGRAL_SCAN=auto|lookback|tiled` ([`IntegralScan`]): one look-back launch per
 ///   table or the three-pass tiled scan; default `auto`.
+/// * `MVISION_INTEGRAL_LOOKBACK=auto|direct|walk` ([`IntegralLookBack`]): how the look-back scan
+///   gathers its carries; default `auto`.
 ///
 /// Unparsable values are ignored (the default holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -126,6 +128,47 @@ pub struct IntegralTuning {
     pub carries: IntegralCarries,
     /// Which scan runs.
     pub scan: IntegralScan,
+    /// How the look-back scan gathers its carries.
+    pub lookback: IntegralLookBack,
+}
+
+/// How the look-back integral scan gathers a tile's carries from the tiles before it
+/// (`MVISION_INTEGRAL_LOOKBACK`, the kernels' `MV_LB_DIRECT_MAX`); the tables are the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntegralLookBack {
+    /// `auto` (the default): [`IntegralLookBack::Direct`] on images of at most
+    /// [`INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE`] tiles along each side, [`IntegralLookBack::Walk`]
+    /// on wider or taller ones.
+    Auto,
+    /// `direct`: every tile publishes its row sums, column sums and total once, waits for all
+    /// the tiles above-left of it, and adds their sums with independent loads.
+    Direct,
+    /// `walk`: decoupled look-back, walking left along its row of tiles and up its column, each
+    /// walk stopping at the nearest tile whose inclusive sums are out (four publications a tile).
+    Walk,
+}
+
+/// The most tiles along each side of an image (up to 16384 × 8192 pixels, more than a `u32`
+/// table allows, but in thin shapes) on which [`IntegralLookBack::Auto`] adds the carries
+/// directly: the direct loads per work-item grow with the tiles left of and above its tile (at
+/// 16384 × 1024, 128 × 16 tiles, up to 16 flags and 16 totals, 127 row and 15 column sums a
+/// work-item); on thinner images (a `u32` table may be 131 587 tiles wide) the walks, which
+/// stop at the nearest published inclusive sums, take over. On the H100 the direct sums ran
+/// 0.98–1.39× the walks on CUDA and 0.97–1.29× on NVIDIA's OpenCL, from 4096 × 4096 and
+/// 16384 × 1024 down to 640 × 480, gaining the most on the small images (BENCHMARKS.md,
+/// tenth session).
+pub const INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE: usize = 128;
+
+impl IntegralLookBack {
+    /// The most tiles along each side of an image on which the kernels add the carries
+    /// directly (`MV_LB_DIRECT_MAX`).
+    pub fn direct_max_side(self) -> usize {
+        match self {
+            IntegralLookBack::Auto => INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE,
+            IntegralLookBack::Direct => i32::MAX as usize,
+            IntegralLookBack::Walk => 0,
+        }
+    }
 }
 
 /// Which scan computes an integral image on a GPU (`MVISION_INTEGRAL_SCAN`); both give the
@@ -161,11 +204,12 @@ pub const INTEGRAL_LOOKBACK_TILE_W: usize = 128;
 pub const INTEGRAL_LOOKBACK_TILE_H: usize = 64;
 
 /// With the table of squares, [`IntegralScan::Auto`] runs the look-back scan only on images of
-/// fewer pixels than this (2²⁰), the tiled scan from it on. Measured on the H200, tiled /
-/// look-back with squares: 3840 × 2160 CUDA 1.06×, NVIDIA OpenCL 1.31×; 1920 × 1080 1.01× /
-/// 1.10×; 640 × 480 0.87× / 0.93× (BENCHMARKS.md, seventh session). The table of pixels alone
-/// takes the look-back scan at every size.
-pub const INTEGRAL_LOOKBACK_SQ_MAX_PIXELS: usize = 1 << 20;
+/// fewer pixels than this (2²², between 1920 × 1080 and 3840 × 2160), the tiled scan from it
+/// on. Measured on the H100 with the direct carries ([`IntegralLookBack::Direct`]), tiled /
+/// look-back with squares: 3840 × 2160 CUDA 1.16×, NVIDIA OpenCL 1.13×; 1920 × 1080 0.85× /
+/// 0.87× (BENCHMARKS.md, tenth session; with the walks the cut was at 2²⁰). The table of
+/// pixels alone takes the look-back scan at every size.
+pub const INTEGRAL_LOOKBACK_SQ_MAX_PIXELS: usize = 1 << 22;
 
 /// Pass 2 of the tiled integral scan (`MVISION_INTEGRAL_CARRIES`); the column groups are the
 /// same in `Tiled` and `Par`.
@@ -188,6 +232,7 @@ impl IntegralTuning {
         group_max: INTEGRAL_GROUP_MAX,
         carries: IntegralCarries::Tiled,
         scan: IntegralScan::Auto,
+        lookback: IntegralLookBack::Auto,
     };
 
     /// The tuning of the first three variables' values (`None` where unset), with the default
@@ -242,9 +287,20 @@ impl IntegralTuning {
         self
     }
 
+    /// This tuning with the carries of `MVISION_INTEGRAL_LOOKBACK`'s value (`None`: unchanged).
+    pub fn with_lookback(mut self, lookback: Option<&str>) -> Self {
+        match lookback.map(str::trim) {
+            Some("auto") => self.lookback = IntegralLookBack::Auto,
+            Some("direct") => self.lookback = IntegralLookBack::Direct,
+            Some("walk") => self.lookback = IntegralLookBack::Walk,
+            _ => {}
+        }
+        self
+    }
+
     /// The process's tuning: `MVISION_INTEGRAL_TILE`, `MVISION_INTEGRAL_VARIANT`,
-    /// `MVISION_INTEGRAL_GROUP`, `MVISION_INTEGRAL_CARRIES` and `MVISION_INTEGRAL_SCAN`, read
-    /// on the first call.
+    /// `MVISION_INTEGRAL_GROUP`, `MVISION_INTEGRAL_CARRIES`, `MVISION_INTEGRAL_SCAN` and
+    /// `MVISION_INTEGRAL_LOOKBACK`, read on the first call.
     pub fn get() -> Self {
         static TUNING: std::sync::OnceLock<IntegralTuning> = std::sync::OnceLock::new();
         *TUNING.get_or_init(|| {
@@ -256,11 +312,13 @@ impl IntegralTuning {
                 var("MVISION_INTEGRAL_CARRIES").as_deref(),
             )
             .with_scan(var("MVISION_INTEGRAL_SCAN").as_deref())
+            .with_lookback(var("MVISION_INTEGRAL_LOOKBACK").as_deref())
         })
     }
 
     /// `"256x64/shfl/g256"`, as benchmarks print it (`"/par"` appended with that carries
-    /// pass, `"/lookback"` or `"/tiled"` with a scan other than `auto`).
+    /// pass, `"/lookback"` or `"/tiled"` with a scan other than `auto`, `"/direct"` or
+    /// `"/walk"` with look-back carries other than `auto`).
     pub fn label(&self) -> String {
         let variant = if self.shuffle { "shfl" } else { "local" };
         let carries = match self.carries {
@@ -272,8 +330,13 @@ impl IntegralTuning {
             IntegralScan::LookBack => "/lookback",
             IntegralScan::Tiled => "/tiled",
         };
+        let lookback = match self.lookback {
+            IntegralLookBack::Auto => "",
+            IntegralLookBack::Direct => "/direct",
+            IntegralLookBack::Walk => "/walk",
+        };
         format!(
-            "{INTEGRAL_TILE_W}x{}/{variant}/g{}{carries}{scan}",
+            "{INTEGRAL_TILE_W}x{}/{variant}/g{}{carries}{scan}{lookback}",
             self.tile_h, self.group_max
         )
     }
@@ -822,6 +885,7 @@ pub fn constants() -> String {
     let icarry_par = u8::from(tuning.carries == IntegralCarries::Par);
     let icarry_tiled = u8::from(tuning.carries == IntegralCarries::Tiled);
     let stream_rows = FilterTuning::get().stream_rows;
+    let lb_direct = tuning.lookback.direct_max_side();
     format!(
         "#define MV_MAX_KSIZE {MAX_KERNEL_SIZE}\n\
          #define MV_RESIZE_FRAC_BITS {RESIZE_FRAC_BITS}\n\
@@ -839,7 +903,8 @@ pub fn constants() -> String {
          #define MV_LB_H {INTEGRAL_LOOKBACK_TILE_H}\n\
          #define MV_PX_U8 {PX_U8}\n\
          #define MV_PX_F32 {PX_F32}\n\
-         #define MV_STREAM_ROWS {stream_rows}\n"
+         #define MV_STREAM_ROWS {stream_rows}\n\
+         #define MV_LB_DIRECT_MAX {lb_direct}\n"
     )
 }
 

@@ -125,6 +125,21 @@ fn integral_tuning_parses_its_variables() {
     assert_eq!(t.with_scan(Some("auto")), d);
     assert_eq!(d.with_scan(Some("fast")), d);
     assert_eq!(d.with_scan(None), d);
+    assert_eq!(d.lookback, crate::IntegralLookBack::Auto);
+    assert_eq!(
+        d.lookback.direct_max_side(),
+        crate::INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE
+    );
+    let t = d.with_lookback(Some(" walk "));
+    assert_eq!(t.lookback, crate::IntegralLookBack::Walk);
+    assert_eq!(t.lookback.direct_max_side(), 0);
+    assert_eq!(t.label(), "256x64/shfl/g256/walk");
+    let t = d.with_lookback(Some("direct"));
+    assert_eq!(t.label(), "256x64/shfl/g256/direct");
+    assert!(t.lookback.direct_max_side() >= i32::MAX as usize);
+    assert_eq!(t.with_lookback(Some("auto")), d);
+    assert_eq!(d.with_lookback(Some("fast")), d);
+    assert_eq!(d.with_lookback(None), d);
     let t = IntegralTuning::parse(Some("256x32"), Some("shfl"), Some("128"));
     assert_eq!((t.tile_h, t.shuffle, t.group_max), (32, true, 128));
     assert_eq!(t.label(), "256x32/shfl/g128");

@@ -618,7 +618,7 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
     assert_eq!(tile_sums.kernel, names::INTEGRAL_TILE_SUMS_U8);
     let [one] = launches(big(false), usize::MAX, Some((8, None, Some(10))));
     assert_eq!(one.kernel, names::INTEGRAL_LOOKBACK_U8);
-    let (w, h) = (1280, 819); // 1 048 320 pixels, just under 2^20
+    let (w, h) = (2048, 2047); // 4 192 256 pixels, just under 2^22
     assert!(w * h < crate::INTEGRAL_LOOKBACK_SQ_MAX_PIXELS);
     assert!(w * (h + 1) >= crate::INTEGRAL_LOOKBACK_SQ_MAX_PIXELS);
     let edge = p
@@ -631,7 +631,7 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
     assert_eq!(
         edge.scratch(usize::MAX).bytes_ctl,
         0,
-        "2^20 pixels and more: tiled"
+        "2^22 pixels and more: tiled"
     );
     let plan = p
         .integral_u8(
@@ -640,9 +640,9 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
             Some(img(3, w + 1, h + 1)),
         )
         .unwrap();
-    // 10 x 13 tiles of 128 x 64; per tile 2 · 64 row sums, 2 · 128 column sums and two
+    // 16 x 32 tiles of 128 x 64; per tile 2 · 64 row sums, 2 · 128 column sums and two
     // totals of each type; two control words plus two flags a tile.
-    let nt = 10 * 13;
+    let nt = 16 * 32;
     assert_eq!(
         plan.scratch(usize::MAX),
         IntegralScratch {
@@ -662,17 +662,17 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
         sums.args[2..8],
         [
             Arg::Buf(2),
-            Arg::I32(1281),
+            Arg::I32(2049),
             Arg::Buf(10),
             Arg::Buf(8),
-            Arg::I32(1280),
-            Arg::I32(819)
+            Arg::I32(2048),
+            Arg::I32(2047)
         ]
     );
     assert_eq!(squares.kernel, names::INTEGRAL_LOOKBACK_SQ_U8);
     assert_eq!(
         squares.args[2..6],
-        [Arg::Buf(3), Arg::I32(1281), Arg::Buf(10), Arg::Buf(9)]
+        [Arg::Buf(3), Arg::I32(2049), Arg::Buf(10), Arg::Buf(9)]
     );
     // Groups below 128 (a kernel limit of 100 gives 64): the tiled scan, and its scratch.
     assert_eq!(plan.scratch(100).bytes_ctl, 0);
