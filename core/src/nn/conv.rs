@@ -539,7 +539,8 @@ pub fn conv2d(
 
 /// [`conv2d`] that may also clamp its outputs to `clamp` (a ReLU, ReLU6 or Clip activation,
 /// [`NO_CLAMP`] for none) while they are in registers: `Ok(true)` if it did (the direct
-/// depthwise 3×3 path), `Ok(false)` if the caller still has to apply the activation. Either way
+/// method's own kernels, pointwise im2col, the blocked method), `Ok(false)` if the caller
+/// still has to apply the activation. Either way
 /// the result equals [`conv2d`] followed by that activation, bit for bit.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn conv2d_clamped(
@@ -570,8 +571,8 @@ pub(crate) fn conv2d_clamped(
     if method == ConvMethod::Blocked {
         let (wb, pad) = workspace.split_at_mut(blocked_weights_len(shape)?);
         blocked::prepare_weights(shape, &d, weights, wb);
-        blocked::conv(shape, &d, input, wb, bias, output, pad);
-        return Ok(false);
+        blocked::conv(shape, &d, input, wb, bias, clamp, output, pad);
+        return Ok(true);
     }
     let s = shape;
     let ohw = d.out_h * d.out_w;
@@ -768,7 +769,9 @@ pub fn conv2d_blocked_prepared(
     {
         return Err(Error::BufferTooSmall);
     }
-    blocked::conv(shape, &d, input, prepared, bias, output, workspace);
+    blocked::conv(
+        shape, &d, input, prepared, bias, NO_CLAMP, output, workspace,
+    );
     Ok(())
 }
 
