@@ -225,7 +225,7 @@ pub fn conv_shapes() -> Vec<ConvShape> {
 /// Layers of MobileNetV2 and SqueezeNet 1.1 (torchvision, 224² input, batch 1): MobileNetV2's
 /// depthwise 3×3 convolutions (padding 1, stride 1 and 2, 7² to 112² maps) and 1×1 expand /
 /// project layers, SqueezeNet's first layer (3 → 64, 3×3 stride 2) and fire-module squeeze (1×1)
-/// and expand (1×1 and 3×3) layers.
+/// and expand (1×1 and 3×3) layers; then MobileNetV2's and ResNet-18's first layers.
 pub fn mobile_conv_shapes() -> Vec<ConvShape> {
     let mut v = vec![];
     for (c, hw, stride) in [
@@ -285,6 +285,17 @@ pub fn mobile_conv_shapes() -> Vec<ConvShape> {
         id: "sqz conv1 3x224^2->64 3x3/2".into(),
         shape: first,
     });
+    // The other first layers with few input channels: MobileNetV2's 3 → 32 3×3 stride 2
+    // padding 1, and ResNet-18's 3 → 64 7×7 stride 2 padding 3 (both 224² → 112²).
+    for (net, c_out, k, pad) in [("mbv2", 32, 3, 1), ("rn18", 64, 7, 3)] {
+        let mut s = Conv2dShape::new(1, 3, 224, 224, c_out, k, k);
+        (s.stride_h, s.stride_w) = (2, 2);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (pad, pad, pad, pad);
+        v.push(ConvShape {
+            id: format!("{net} conv1 3x224^2->{c_out} {k}x{k}/2"),
+            shape: s,
+        });
+    }
     v
 }
 

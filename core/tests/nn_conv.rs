@@ -721,24 +721,55 @@ fn selector_picks_the_first_method_that_fits() {
             assert_eq!(m, expected, "{s:?} budget {budget}");
         }
     }
-    // Unpadded stride-2 first layers (≤ 4 input channels, 16·k output channels, rows of ≥ 16
-    // outputs): direct where the CPU runs its AVX-512 pixel-vector kernel; padded, with 5
-    // input channels or rows of 15 outputs: the usual order.
-    let first = |c_in, w, c_out, pad| {
-        let mut s = Conv2dShape::new(1, c_in, 33, w, c_out, 3, 3);
-        (s.stride_h, s.stride_w) = (2, 2);
+    // First layers (≤ 4 input channels, 16·k output channels, the same stride of 2 to 4 both
+    // ways, padding narrower than the kernel, rows of ≥ 16 outputs, at most 10 240 weights):
+    // direct where the CPU runs its AVX-512 pixel-vector kernel; otherwise the usual order.
+    let first = |c_in, w, c_out, k, st: (usize, usize), pad| {
+        let mut s = Conv2dShape::new(1, c_in, 33, w, c_out, k, k);
+        (s.stride_h, s.stride_w) = st;
         (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (pad, pad, pad, pad);
         choose_method(&s, usize::MAX).unwrap()
     };
-    assert_eq!(first(3, 65, 32, 0) == ConvMethod::Direct, fast);
-    assert_eq!(first(4, 33, 16, 0) == ConvMethod::Direct, fast);
-    for (c_in, w, c_out, pad) in [
-        (3, 65, 32, 1),
-        (5, 65, 32, 0),
-        (3, 31, 32, 0),
-        (3, 65, 24, 0),
+    for (c_in, w, c_out, k, st, pad) in [
+        (3, 65, 32, 3, (2, 2), 0),
+        (4, 33, 16, 3, (2, 2), 0),
+        (3, 65, 32, 3, (2, 2), 1),
+        (3, 224, 64, 7, (2, 2), 3),
+        (1, 227, 16, 11, (4, 4), 2),
+        (3, 100, 16, 5, (3, 3), 4),
+        (3, 65, 64, 7, (2, 2), 6),
     ] {
-        assert_ne!(first(c_in, w, c_out, pad), ConvMethod::Direct);
+        let direct = first(c_in, w, c_out, k, st, pad) == ConvMethod::Direct;
+        assert_eq!(direct, fast, "{c_in} {w} {c_out} {k} {st:?} {pad}");
+    }
+    for (c_in, w, c_out, k, st, pad) in [
+        (5, 65, 32, 3, (2, 2), 0),
+        (3, 31, 32, 3, (2, 2), 0),
+        (3, 65, 24, 3, (2, 2), 0),
+        (3, 65, 32, 3, (2, 2), 3),
+        (3, 65, 32, 3, (1, 1), 1),
+        (3, 99, 32, 3, (5, 5), 0),
+        (3, 65, 32, 3, (2, 1), 0),
+        (3, 224, 80, 7, (2, 2), 3),
+        (3, 227, 64, 11, (4, 4), 2),
+        (4, 2000, 16, 5, (2, 2), 2),
+    ] {
+        let m = first(c_in, w, c_out, k, st, pad);
+        assert_ne!(m, ConvMethod::Direct, "{c_in} {w} {c_out} {k} {st:?} {pad}");
+    }
+    // Padding as high or as wide as the kernel on one side only: the usual order.
+    for pad in [
+        [3, 0, 0, 0],
+        [0, 0, 3, 0],
+        [0, 3, 0, 0],
+        [0, 0, 0, 3],
+        [2, 2, 2, 2],
+    ] {
+        let mut s = Conv2dShape::new(1, 3, 33, 65, 32, 3, 3);
+        (s.stride_h, s.stride_w) = (2, 2);
+        [s.pad_top, s.pad_left, s.pad_bottom, s.pad_right] = pad;
+        let direct = choose_method(&s, usize::MAX).unwrap() == ConvMethod::Direct;
+        assert_eq!(direct, fast && pad.iter().all(|&p| p < 3), "{pad:?}");
     }
     // Pointwise kernels with at least 16 output channels per group: direct on maps of at most
     // 256 pixels or with at most 8192 weights per group where the CPU runs the AVX-512 kernel,

@@ -10,10 +10,16 @@
 //!   table);
 //! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
-//! * the direct method's path for unpadded stride-2 first layers (1–4 input channels, 16·k
-//!   output channels, 16 output pixels per vector, tiles of 3 vectors, a last vector shifted
-//!   to end at the row's end), on rows of exactly 16 outputs up to 112, kernels 2×2 to 7×7, and
-//!   near misses that take the plain direct loops (15-pixel rows, 24 output channels);
+//! * the direct method's path for first layers (1–4 input channels, 16·k output channels,
+//!   stride 2 to 4, any padding narrower than the kernel; input rows split into zero-padded
+//!   phase rows, 16 output pixels per vector, tiles of 3 vectors, a last vector shifted to end
+//!   at the row's end), on rows of exactly 16 outputs up to 112, kernels 2×2 to 11×11,
+//!   symmetric and asymmetric padding, and near misses that take the plain direct loops
+//!   (15-pixel rows, 24 output channels, 5 channels, stride 1 or 5, unequal strides, padding as
+//!   wide as the kernel, too many weights);
+//! * the blocked method (16-channel weight blocks, tiles of up to 6 pixels × 4 blocks, stored
+//!   through an in-register transpose, bias and clamp applied before the store), with
+//!   partial blocks and tiles, strides, dilation, padding, groups and batch 2;
 //! * the direct method's path for pointwise kernels on small maps (up to 4 vectors of 16
 //!   pixels × 6–16 output channels per tile, masked last vector or 1–3 trailing pixels as dot
 //!   products, shifted last channel tile), on maps of 1 to 256 pixels, 1 to 1030 input
@@ -217,7 +223,7 @@ fn fused_paths_at_every_level() {
         &first_layer_shapes(),
         &levels,
         0xf125,
-        36,
+        96,
     );
     method_at_every_level(
         ConvMethod::Direct,
@@ -226,6 +232,31 @@ fn fused_paths_at_every_level() {
         0x51a1,
         52,
     );
+    method_at_every_level(ConvMethod::Blocked, &blocked_shapes(), &levels, 0xb10c, 24);
+}
+
+/// Shapes of the blocked method (its clamp is applied to the accumulators before the store):
+/// SqueezeNet's 3×3 padding-1 expand geometry on a small map (rows of 13: tiles of 5 + 4 + 4,
+/// the plane's last tile stored through the scalar path), partial channel blocks (34, 70),
+/// 1–4 blocks per tile, strides, dilation, asymmetric padding and groups, batch 2.
+fn blocked_shapes() -> Vec<Conv2dShape> {
+    let mut v = vec![];
+    for (n, c_in, h, w, c_out, kh, kw, st, pad, groups) in [
+        (1, 16, 9, 13, 64, 3, 3, 1, [1; 4], 1),
+        (1, 3, 37, 41, 70, 11, 11, 4, [0; 4], 1),
+        (2, 6, 13, 9, 34, 5, 3, 1, [2, 1, 0, 2], 2),
+        (1, 5, 8, 20, 16, 3, 3, 1, [0; 4], 1),
+        (1, 8, 11, 17, 48, 3, 3, 2, [1; 4], 1),
+        (1, 4, 6, 7, 20, 2, 2, 1, [0, 1, 1, 0], 1),
+    ] {
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, kh, kw);
+        (s.stride_h, s.stride_w) = (st, st);
+        [s.pad_top, s.pad_left, s.pad_bottom, s.pad_right] = pad;
+        s.groups = groups;
+        v.push(s);
+    }
+    v[2].dilation_h = 2;
+    v
 }
 
 /// Pointwise shapes of the direct method's path (at least 16 output channels per group, at
@@ -267,27 +298,50 @@ fn small_pointwise_shapes() -> Vec<Conv2dShape> {
     ])
 }
 
-/// Unpadded stride-2 shapes with few input channels: output rows of 16 (one vector), 19, 28,
-/// 32, 50 (a 3-vector tile and the shifted last one) and 112 (two tiles and a last vector)
-/// pixels, 2×2 to 7×7 and 3×5 kernels, batch 2; the last two take the plain loops (a 15-pixel
-/// row, 24 output channels).
+/// First layers with few input channels: unpadded stride 2 with output rows of 16 (one vector),
+/// 19, 28, 32, 50 (a 3-vector tile and the shifted last one) and 112 (two tiles and a last
+/// vector) pixels, 2×2 to 7×7 and 3×5 kernels, batch 2; padded ones (ResNet-18's 7×7 stride 2
+/// padding 3, MobileNetV2's 3×3 padding 1, asymmetric padding, top rows and left columns wholly
+/// in the padding of some taps, rows ending inside and past the right padding), strides 3 and 4
+/// (AlexNet's 11×11 stride 4 with 1 channel, so that its weights fit), 4 channels, rows of 48
+/// (tiles only) and 64 outputs, batch 2; the last ones take the plain loops (a 15-pixel row, 24
+/// output channels, 5 channels, stride 1, unequal strides, padding as wide as the kernel, 80
+/// channels of 7×7×3 weights: more than the stack copy holds).
 fn first_layer_shapes() -> Vec<Conv2dShape> {
     let mut v = vec![];
-    for (n, c_in, h, w, c_out, kh, kw) in [
-        (1, 1, 33, 33, 16, 3, 3),
-        (1, 3, 35, 40, 16, 3, 3),
-        (2, 3, 9, 101, 32, 3, 3),
-        (1, 3, 20, 225, 48, 3, 3),
-        (1, 4, 23, 70, 16, 7, 7),
-        (1, 2, 9, 40, 16, 2, 2),
-        (1, 3, 21, 60, 16, 3, 5),
-        (1, 3, 31, 31, 16, 3, 3),
-        (1, 3, 17, 40, 24, 3, 3),
+    for (n, c_in, h, w, c_out, k, st, pad) in [
+        (1, 1, 33, 33, 16, (3, 3), 2, [0; 4]),
+        (1, 3, 35, 40, 16, (3, 3), 2, [0; 4]),
+        (2, 3, 9, 101, 32, (3, 3), 2, [0; 4]),
+        (1, 3, 20, 225, 48, (3, 3), 2, [0; 4]),
+        (1, 4, 23, 70, 16, (7, 7), 2, [0; 4]),
+        (1, 2, 9, 40, 16, (2, 2), 2, [0; 4]),
+        (1, 3, 21, 60, 16, (3, 5), 2, [0; 4]),
+        (1, 3, 19, 224, 64, (7, 7), 2, [3; 4]),
+        (2, 3, 12, 64, 32, (3, 3), 2, [1; 4]),
+        (1, 3, 14, 37, 16, (3, 3), 2, [1, 0, 2, 1]),
+        (1, 2, 10, 33, 16, (5, 4), 2, [4, 3, 0, 2]),
+        (1, 1, 27, 227, 16, (11, 11), 4, [2; 4]),
+        (1, 3, 15, 70, 32, (5, 5), 3, [2, 1, 1, 2]),
+        (2, 4, 11, 96, 16, (3, 3), 2, [1, 0, 0, 1]),
+        (1, 3, 9, 127, 16, (4, 4), 2, [1; 4]),
+        (1, 3, 11, 200, 16, (6, 6), 4, [0, 5, 5, 0]),
+        (1, 3, 31, 31, 16, (3, 3), 2, [0; 4]),
+        (1, 3, 17, 40, 24, (3, 3), 2, [0; 4]),
+        (1, 5, 9, 40, 16, (3, 3), 2, [1; 4]),
+        (1, 3, 9, 40, 16, (3, 3), 1, [1; 4]),
+        (1, 3, 9, 40, 16, (3, 3), 5, [0; 4]),
+        (1, 3, 9, 40, 16, (3, 3), 2, [3, 0, 0, 0]),
+        (1, 3, 9, 60, 80, (7, 7), 2, [3; 4]),
     ] {
-        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, kh, kw);
-        (s.stride_h, s.stride_w) = (2, 2);
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, k.0, k.1);
+        (s.stride_h, s.stride_w) = (st, st);
+        [s.pad_top, s.pad_left, s.pad_bottom, s.pad_right] = pad;
         v.push(s);
     }
+    let mut uneven = Conv2dShape::new(1, 3, 9, 70, 16, 3, 3);
+    (uneven.stride_h, uneven.stride_w) = (1, 2);
+    v.push(uneven);
     v
 }
 
@@ -413,7 +467,7 @@ fn activation_clamps_at_every_level() {
 fn nan_and_negative_zero_survive_the_fused_clamp() {
     // ReLU keeps NaN and −0.0 like `apply_activation` (x < 0 → 0, else x): on an input of −0.0
     // every sum is −0.0, and a NaN input reaches the outputs whose window holds it, at every
-    // level.
+    // level (the direct method's depthwise path, then the blocked method).
     let mut s = Conv2dShape::new(1, 1, 5, 20, 1, 3, 3);
     (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
     let d = s.dims().unwrap();
@@ -443,6 +497,36 @@ fn nan_and_negative_zero_survive_the_fused_clamp() {
                 } else {
                     assert_eq!(v.to_bits(), (-0.0f32).to_bits(), "{level:?} ({oy}, {ox})");
                 }
+            }
+        }
+        // The blocked method clamps in its store the same way (unpadded: the padding's +0.0
+        // would turn −0.0 sums into +0.0), in all 16 channels of the block.
+        let s = Conv2dShape::new(1, 1, 7, 22, 16, 3, 3);
+        let d = s.dims().unwrap();
+        let mut x = vec![-0.0f32; d.input_len];
+        x[3 * 22 + 11] = f32::NAN;
+        let mut y = vec![1.0f32; d.output_len];
+        let mut ws = vec![0.0f32; workspace_len(ConvMethod::Blocked, &s).unwrap()];
+        let (w, bias) = ([1.0f32; 16 * 9], [-0.0f32; 16]);
+        let relu = Activation::Relu;
+        conv2d_fused(
+            ConvMethod::Blocked,
+            &s,
+            &x,
+            &w,
+            Some(&bias),
+            relu,
+            None,
+            &mut y,
+            &mut ws,
+        )
+        .unwrap();
+        for (i, &v) in y.iter().enumerate() {
+            let (oy, ox) = (i % 100 / 20, i % 20);
+            if oy.abs_diff(2) <= 1 && ox.abs_diff(10) <= 1 {
+                assert!(v.is_nan(), "{level:?} blocked {i} = {v}");
+            } else {
+                assert_eq!(v.to_bits(), (-0.0f32).to_bits(), "{level:?} blocked {i}");
             }
         }
         cpu::set_cap(Level::X86V4);

@@ -9,9 +9,12 @@
 //!
 //! On x86-64 with AVX-512 the tile is explicit `__m512` fused multiply-adds (24 accumulators,
 //! 4 weight vectors, 6 broadcasts per tap); elsewhere the same loops are portable Rust on
-//! fixed-size arrays (vectorised by LLVM, separate multiply and add).
+//! fixed-size arrays (vectorised by LLVM, separate multiply and add). Either way a ReLU /
+//! ReLU6 / Clip clamp is applied to the accumulators before they are stored (the same
+//! `min(hi, max(lo, x))` as the separate activation pass, so the same bits).
 
 use super::conv::{Conv2dShape, ConvDims};
+use super::depthwise::{clip, Clamp};
 
 /// Output channels per block: one AVX-512 vector of `f32`.
 pub(crate) const BLOCK: usize = 16;
@@ -124,17 +127,21 @@ struct Geo {
     k: usize,
     /// Output channels of the group.
     ocg: usize,
+    /// Applied to every output before it is stored.
+    clamp: Clamp,
 }
 
 /// Convolves every image and group of `input` with blocked weights `wb` into `output`
-/// (adding `bias`), using `pad` (at least [`padded_len`] elements) for the padded input copy.
-/// The caller has checked every length.
+/// (adding `bias`, then clamping to `clamp`), using `pad` (at least [`padded_len`] elements)
+/// for the padded input copy. The caller has checked every length.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn conv(
     s: &Conv2dShape,
     d: &ConvDims,
     input: &[f32],
     wb: &[f32],
     bias: Option<&[f32]>,
+    clamp: Clamp,
     output: &mut [f32],
     pad: &mut [f32],
 ) {
@@ -156,6 +163,7 @@ pub(crate) fn conv(
         ow: d.out_w,
         k: d.k,
         ocg,
+        clamp,
     };
     for b in 0..s.n {
         for g in 0..s.groups {
@@ -359,8 +367,8 @@ fn tile_portable<const NB: usize, const P: usize>(t: &Tile<'_>, q: usize, y: &mu
     store(g, t.c0, q, &acc, y);
 }
 
-/// Writes a tile's accumulators (`acc[p][b][l]`: pixel `q + p`, channel `c0 + 16·b + l`) into
-/// the NCHW planes of `y`, skipping channels past the group's.
+/// Writes a tile's accumulators (`acc[p][b][l]`: pixel `q + p`, channel `c0 + 16·b + l`),
+/// clamped, into the NCHW planes of `y`, skipping channels past the group's.
 #[inline(always)]
 fn store<const NB: usize, const P: usize>(
     g: &Geo,
@@ -377,7 +385,7 @@ fn store<const NB: usize, const P: usize>(
         for l in 0..lanes {
             let out = &mut y[(cb + l) * ohw + q..][..P];
             for (p, o) in out.iter_mut().enumerate() {
-                *o = acc[p][b][l];
+                *o = clip(acc[p][b][l], g.clamp);
             }
         }
     }
@@ -454,9 +462,18 @@ mod avx512 {
                     }
                 }
             }
+            // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand), and
+            // keep −0.0 against a bound of 0.0: `clip`, as the separate activation pass.
+            let (lo, hi) = (_mm512_set1_ps(g.clamp.0), _mm512_set1_ps(g.clamp.1));
+            for a in acc.iter_mut() {
+                for ab in a.iter_mut() {
+                    *ab = _mm512_min_ps(hi, _mm512_max_ps(lo, *ab));
+                }
+            }
             let ohw = g.oh * g.ow;
             if q + 8 > ohw {
                 // The plane's last pixels: 8-lane stores would run into the next plane.
+                // (`store` clamps again: no change to clamped values.)
                 let mut out = [[[0.0f32; BLOCK]; NB]; P];
                 for (o, a) in out.iter_mut().zip(&acc) {
                     for (ob, &ab) in o.iter_mut().zip(a) {

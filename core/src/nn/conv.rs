@@ -3,7 +3,7 @@
 //! methods that compute the same result and differ in speed and working memory:
 //!
 //! * [`ConvMethod::Direct`]: nested loops, no working memory (depthwise 3×3 layers by the
-//!   one-pass kernel of `depthwise`, unpadded stride-2 first layers of at most 4 input
+//!   one-pass kernel of `depthwise`, stride-2 to stride-4 first layers of at most 4 input
 //!   channels by the AVX-512 kernel of `few_channels`, pointwise layers on small maps or with
 //!   few weights by the AVX-512 kernel of `small_pointwise`, all with their bias and ReLU /
 //!   ReLU6 / Clip fused);
@@ -213,9 +213,9 @@ pub struct ConvDims {
 /// How [`conv2d`] computes a convolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConvMethod {
-    /// Direct nested loops; no working memory (depthwise 3×3 and, on AVX-512, unpadded stride-2
-    /// layers of at most 4 input channels and pointwise layers on small maps or with few
-    /// weights by their own kernels).
+    /// Direct nested loops; no working memory (depthwise 3×3 and, on AVX-512, stride-2 to
+    /// stride-4 layers of at most 4 input channels and pointwise layers on small maps or with
+    /// few weights by their own kernels).
     Direct,
     /// im2col lowering and one GEMM per group and image.
     Im2col,
@@ -424,11 +424,13 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 ///
 /// When `c_out/groups ≤` [`DIRECT_MAX_COUT_PER_GROUP`] (single-channel filters, depthwise
 /// layers) that is [`ConvMethod::Direct`], which also needs no workspace; so it is, where the
-/// CPU runs AVX-512, for unpadded stride-2 first layers (one group of at most 4 input
-/// channels, at most 196 taps, output channels a multiple of 16, output rows of at least 16
-/// pixels), which an AVX-512 kernel vectorised over output pixels runs (SqueezeNet's
-/// 3 → 64 3×3 / 2 layer: 0.23–0.26 ms against the blocked method's 0.28–0.29, BENCHMARKS.md,
-/// branch `nn-mobile2`), and for pointwise kernels (1×1, stride 1, unpadded) with at least 16
+/// CPU runs AVX-512, for first layers (one group of at most 4 input channels, at most 196
+/// taps and 10 240 weights, output channels a multiple of 16, the same stride of 2 to 4 both
+/// ways, padding narrower than the kernel, output rows of at least 16 pixels), which an
+/// AVX-512 kernel vectorised over output pixels runs (SqueezeNet's 3 → 64 3×3 / 2 layer:
+/// 0.23–0.26 ms against the blocked method's 0.28–0.29, BENCHMARKS.md, branch `nn-mobile2`;
+/// ResNet-18's 3 → 64 7×7 / 2 one with padding 3: 1.20–1.24 ms in the network against
+/// 1.46–1.83, branch `nn-first`), and for pointwise kernels (1×1, stride 1, unpadded) with at least 16
 /// output channels per group on maps of at most 256 pixels or with at most 8192 weights per
 /// group, which an AVX-512 kernel runs without the GEMM's packing (faster than im2col on all
 /// of MobileNetV2's 1×1 layers and all but two of SqueezeNet's, which were within noise;
@@ -537,7 +539,8 @@ pub fn conv2d(
 
 /// [`conv2d`] that may also clamp its outputs to `clamp` (a ReLU, ReLU6 or Clip activation,
 /// [`NO_CLAMP`] for none) while they are in registers: `Ok(true)` if it did (the direct
-/// depthwise 3×3 path), `Ok(false)` if the caller still has to apply the activation. Either way
+/// method's own kernels, pointwise im2col, the blocked method), `Ok(false)` if the caller
+/// still has to apply the activation. Either way
 /// the result equals [`conv2d`] followed by that activation, bit for bit.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn conv2d_clamped(
@@ -568,8 +571,8 @@ pub(crate) fn conv2d_clamped(
     if method == ConvMethod::Blocked {
         let (wb, pad) = workspace.split_at_mut(blocked_weights_len(shape)?);
         blocked::prepare_weights(shape, &d, weights, wb);
-        blocked::conv(shape, &d, input, wb, bias, output, pad);
-        return Ok(false);
+        blocked::conv(shape, &d, input, wb, bias, clamp, output, pad);
+        return Ok(true);
     }
     let s = shape;
     let ohw = d.out_h * d.out_w;
@@ -766,7 +769,9 @@ pub fn conv2d_blocked_prepared(
     {
         return Err(Error::BufferTooSmall);
     }
-    blocked::conv(shape, &d, input, prepared, bias, output, workspace);
+    blocked::conv(
+        shape, &d, input, prepared, bias, NO_CLAMP, output, workspace,
+    );
     Ok(())
 }
 

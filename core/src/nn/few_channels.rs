@@ -1,14 +1,21 @@
-//! Direct convolution for first layers: a few input channels (an RGB image), stride 2, no
-//! padding, output channels in multiples of 16 (SqueezeNet 1.1's 3 → 64 3×3 stride-2 layer).
-//! With `K = c_in·kh·kw` as small as 27, the blocked method's register tile (6 pixels × 64
-//! channels) has few taps to amortise its 8 × 16 transposes into the NCHW planes over (it ran
-//! this layer at about 150 GFLOP/s), and a GEMM is short. Here a register holds 16 output
-//! pixels of one channel instead: a tile of 3 such vectors × 8 channels (24 accumulators)
-//! takes, per tap, 3 input vectors (even columns gathered from two loads by one two-source
-//! permute) and 8 broadcast weights, and is stored straight into the channel planes, with the
-//! bias and a ReLU / ReLU6 / Clip clamp applied in registers. The rest of a row runs in single vectors,
-//! the last shifted left to end at the row's end (its first lanes recompute, identically,
-//! outputs already stored), so that every store is a full vector.
+//! Direct convolution for first layers: a few input channels (an RGB image), stride 2 to 4,
+//! any zero padding, output channels in multiples of 16 (SqueezeNet 1.1's 3 → 64 3×3 stride-2
+//! layer, ResNet-18's 3 → 64 7×7 stride-2 one with padding 3, MobileNetV2's 3 → 32 3×3
+//! stride-2 one with padding 1). With `K = c_in·kh·kw` as small as 27, the blocked method's
+//! register tile (6 pixels × 64 channels) has few taps to amortise its 8 × 16 transposes into
+//! the NCHW planes over, and with 112-pixel output rows its outputs (3 MiB for ResNet-18) leave
+//! the L2 in partial lines. Here a register holds 16 output pixels of one channel instead: a
+//! tile of 3 such vectors × 8 channels (24 accumulators) takes, per tap, 3 input vectors and 8
+//! broadcast weights, and is stored straight into the channel planes (whole vectors), with the
+//! bias and a ReLU / ReLU6 / Clip clamp applied in registers. The rest of a row runs in single
+//! vectors, the last shifted left to end at the row's end (its first lanes recompute,
+//! identically, outputs already stored).
+//!
+//! The input rows a tile reads are first copied, zero-padded and split into `stride` phase rows
+//! (phase `f` holds padded columns `f, f + s, f + 2s, …`), into a ring of `kh` rows per input
+//! channel on the stack: each input row is split once (and kept while the next output rows
+//! need it), and every tap of 16 output pixels is then one unaligned load, with no border
+//! case and no de-interleave in the tile loop.
 //!
 //! x86-64 with AVX-512 (x86-64-v4 active) only; elsewhere the convolution methods of
 //! [`conv`](super::conv) run these layers.
@@ -22,25 +29,45 @@ const CHANNELS: usize = 16;
 const PIXELS: usize = 16;
 /// Most input channels this path takes: the first layers it is for read 1–4 channels.
 pub(crate) const MAX_C_IN: usize = 4;
-/// Most taps per output channel (`c_in·kh·kw`, 4 channels of 7 × 7): a block's weights are
-/// re-laid out tap-major on the stack (12.25 KiB), so that each tap's weights are one pointer
-/// plus constants.
+/// Most taps per output channel (`c_in·kh·kw`, 4 channels of 7 × 7).
 const MAX_K: usize = 196;
+/// Most weights (`c_out·K`): they are re-laid out tap-major per block of 16 channels on the
+/// stack (40 KiB), so that each tap's weights are one pointer plus constants. ResNet-18's first
+/// layer has 9 408.
+const MAX_WEIGHTS: usize = 10240;
+/// Most kernel rows and columns (row offsets and column offsets live in stack arrays).
+const MAX_KSIDE: usize = 16;
+/// Most values in the ring of split input rows (`c_in·kh·stride·L`, `L` the phase-row length,
+/// see [`ring_row_len`]): 24 KiB on the stack. ResNet-18's first layer needs 5 376.
+const MAX_RING: usize = 6144;
+
+/// Length of one phase row of the ring: the highest element read is `ow − 1 + (kw − 1)/s`
+/// (output pixel `ow − 1`, tap `kw − 1`), rounded up to whole vectors (the rows are split 16
+/// values at a time).
+const fn ring_row_len(ow: usize, kw: usize, s: usize) -> usize {
+    (ow + (kw - 1) / s).div_ceil(PIXELS) * PIXELS
+}
 
 /// Whether this module computes `s`: one group of at most [`MAX_C_IN`] input channels and
-/// [`MAX_K`] taps, output channels a multiple of 16, stride 2 both ways, no dilation, no
-/// padding, output rows of at least 16 pixels.
+/// [`MAX_K`] taps (at most [`MAX_WEIGHTS`] weights, kernel sides up to 16), output channels a
+/// multiple of 16, the same stride of 2 to 4 both ways, no dilation, padding smaller than the
+/// kernel, output rows of at least 16 pixels, and a ring of split rows within [`MAX_RING`].
 pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
     s.groups == 1
         && s.c_in <= MAX_C_IN
         && d.k <= MAX_K
+        && s.c_out.saturating_mul(d.k) <= MAX_WEIGHTS
+        && s.kh <= MAX_KSIDE
+        && s.kw <= MAX_KSIDE
         && s.c_out.is_multiple_of(CHANNELS)
-        && s.stride_h == 2
-        && s.stride_w == 2
+        && (2..=4).contains(&s.stride_w)
+        && s.stride_h == s.stride_w
         && s.dilation_h == 1
         && s.dilation_w == 1
-        && s.pad_top + s.pad_left + s.pad_bottom + s.pad_right == 0
+        && s.pad_top.max(s.pad_bottom) < s.kh
+        && s.pad_left.max(s.pad_right) < s.kw
         && d.out_w >= PIXELS
+        && s.c_in * s.kh * s.stride_w * ring_row_len(d.out_w, s.kw, s.stride_w) <= MAX_RING
 }
 
 direct_avx512_entry!();
@@ -53,7 +80,13 @@ mod avx512 {
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::*;
 
-    use super::{Clamp, Conv2dShape, ConvDims, CHANNELS, MAX_K, PIXELS};
+    use super::{
+        ring_row_len, Clamp, Conv2dShape, ConvDims, CHANNELS, MAX_C_IN, MAX_K, MAX_KSIDE, MAX_RING,
+        MAX_WEIGHTS, PIXELS,
+    };
+
+    /// Most split rows the ring holds (`c_in·kh`).
+    const MAX_ROWS: usize = MAX_C_IN * MAX_KSIDE;
 
     /// Vectors of output pixels per register tile.
     const TILE_P: usize = 3;
@@ -76,71 +109,193 @@ mod avx512 {
         clamp: Clamp,
         y: &mut [f32],
     ) {
-        let (oh, ow, k) = (d.out_h, d.out_w, d.k);
+        let (oh, ow, k, st) = (d.out_h, d.out_w, d.k, s.stride_w);
         let (plane, ohw) = (s.h * s.w, oh * ow);
-        // Checked once: every tile below reads and writes inside these bounds (the last tap
-        // of a row's last vector reads input column 2·(ow − 1) + kw − 1 < w, see `tile`).
+        let len = ring_row_len(ow, s.kw, st);
+        let ring_len = s.c_in * s.kh * st * len;
+        // Checked once: every tile below reads inside the ring (phase-row element
+        // `ox + kx/s + i ≤ ow − 1 + (kw − 1)/s < len`) and the weights, and writes inside `y`.
         assert!(
             ow >= PIXELS
-                && 2 * (ow - 1) + s.kw <= s.w
-                && 2 * (oh - 1) + s.kh <= s.h
                 && k == s.c_in * s.kh * s.kw
                 && k <= MAX_K
+                && s.c_out * k <= MAX_WEIGHTS
+                && s.c_in <= MAX_C_IN
+                && s.kh <= MAX_KSIDE
+                && s.kw <= MAX_KSIDE
+                && ring_len <= MAX_RING
                 && s.c_out.is_multiple_of(CHANNELS)
                 && x.len() >= s.n * s.c_in * plane
                 && w.len() >= s.c_out * k
                 && y.len() >= s.n * s.c_out * ohw
                 && bias.is_none_or(|b| b.len() >= s.c_out)
         );
+        // Ring offset of tap column `kx` within a split row: phase `kx mod s`, element `kx / s`.
+        let mut koff = [0usize; MAX_KSIDE];
+        for (kx, o) in koff.iter_mut().enumerate().take(s.kw) {
+            *o = (kx % st) * len + kx / st;
+        }
         let g = Geo {
             c_in: s.c_in,
             kh: s.kh,
             kw: s.kw,
-            w: s.w,
-            plane,
             ow,
             ohw,
             oh,
+            koff,
         };
+        // Every block's weights tap-major: block `c0/16`, tap `t` at `c0·k + 16·t`.
+        let mut wt = [0.0f32; MAX_WEIGHTS];
+        for (c, row) in w[..s.c_out * k].chunks_exact(k).enumerate() {
+            let blk = &mut wt[(c - c % CHANNELS) * k..][..CHANNELS * k];
+            for (t, &v) in row.iter().enumerate() {
+                blk[t * CHANNELS + c % CHANNELS] = v;
+            }
+        }
+        let sp = Split::new(st, len);
+        let mut ring = [0.0f32; MAX_RING];
         for b in 0..s.n {
             let xb = &x[b * s.c_in * plane..][..s.c_in * plane];
             let yb = &mut y[b * s.c_out * ohw..][..s.c_out * ohw];
-            for c0 in (0..s.c_out).step_by(CHANNELS) {
-                let mut bv = [0.0f32; CHANNELS];
-                if let Some(bias) = bias {
-                    bv.copy_from_slice(&bias[c0..c0 + CHANNELS]);
-                }
-                // Tap-major: the block's 16 weights of tap `t` at `16·t`.
-                let mut wt = [0.0f32; CHANNELS * MAX_K];
-                for (c, row) in w[c0 * k..][..CHANNELS * k].chunks_exact(k).enumerate() {
-                    for (t, &v) in row.iter().enumerate() {
-                        wt[t * CHANNELS + c] = v;
+            // Padded row held by each ring slot (none yet).
+            let mut held = [usize::MAX; MAX_ROWS];
+            for oy in 0..oh {
+                // The kh padded rows oy·s .. + kh, each in slot `row mod kh` of every channel
+                // (the rows replaced are those output row oy − 1 read and oy does not): each
+                // input row is split once, for all blocks of output channels.
+                let mut rows = [0usize; MAX_ROWS];
+                for ky in 0..s.kh {
+                    let pr = oy * st + ky;
+                    let slot = pr % s.kh;
+                    for ic in 0..s.c_in {
+                        let r = (ic * s.kh + slot) * st * len;
+                        if held[ic * s.kh + slot] != pr {
+                            let src = &xb[ic * plane..][..plane];
+                            split_row(s, &sp, src, pr, &mut ring[r..r + st * len]);
+                            held[ic * s.kh + slot] = pr;
+                        }
+                        rows[ic * s.kh + ky] = r;
                     }
                 }
-                let wc = &wt[..CHANNELS * k];
-                let yc = &mut yb[c0 * ohw..][..CHANNELS * ohw];
-                for oy in 0..oh {
+                let ring = &ring[..ring_len];
+                for c0 in (0..s.c_out).step_by(CHANNELS) {
+                    let mut bv = [0.0f32; CHANNELS];
+                    if let Some(bias) = bias {
+                        bv.copy_from_slice(&bias[c0..c0 + CHANNELS]);
+                    }
+                    let wc = &wt[c0 * k..][..CHANNELS * k];
+                    let yc = &mut yb[c0 * ohw..][..CHANNELS * ohw];
                     for c in (0..CHANNELS).step_by(TILE_C) {
                         let mut ox = 0;
-                        // Tiles ending before the row's last output may read one column past
-                        // their last tap (an unmasked second load); the last one may not.
-                        // SAFETY (the three calls): AVX-512 is enabled here; `ox + 16·P ≤ ow`
-                        // (`< ow` but for the last), `oy < oh`, `c + 8 ≤ 16` and the bounds
-                        // asserted above keep the tiles inside `xb`, `wc` and `yc`.
-                        while ox + TILE_P * PIXELS < ow {
+                        // SAFETY (the three calls): AVX-512 is enabled here; `ox + 16·P ≤ ow`,
+                        // `oy < oh`, `c + 8 ≤ 16`, `rows` holds ring offsets of whole split
+                        // rows, and the bounds asserted above keep the tiles inside `ring`,
+                        // `wc` and `yc`.
+                        while ox + TILE_P * PIXELS <= ow {
                             let (w, b) = (wc, &bv);
-                            unsafe { tile::<TILE_P, false>(&g, xb, w, b, c, clamp, oy, ox, yc) };
+                            unsafe { tile::<TILE_P>(&g, ring, &rows, w, b, c, clamp, oy, ox, yc) };
                             ox += TILE_P * PIXELS;
                         }
-                        while ox + PIXELS < ow {
-                            unsafe { tile::<1, false>(&g, xb, wc, &bv, c, clamp, oy, ox, yc) };
+                        while ox + PIXELS <= ow {
+                            unsafe { tile::<1>(&g, ring, &rows, wc, &bv, c, clamp, oy, ox, yc) };
                             ox += PIXELS;
                         }
-                        let at = ow - PIXELS;
-                        unsafe { tile::<1, true>(&g, xb, wc, &bv, c, clamp, oy, at, yc) };
+                        if ox < ow {
+                            let at = ow - PIXELS;
+                            unsafe { tile::<1>(&g, ring, &rows, wc, &bv, c, clamp, oy, at, yc) };
+                        }
                     }
                 }
             }
+        }
+    }
+
+    /// Copies padded row `pr` of one input channel's `plane` (row `pr − pad_top`, zero where it
+    /// or a column lies in the padding) into `dst` as `s` phase rows of `len` values (a multiple
+    /// of 16): phase `f`, element `j` is padded column `s·j + f` (input column
+    /// `s·j + f − pad_left`). 16 elements of every phase at a time: `s` masked loads of the
+    /// input columns they cover, then per phase one or two two-source permutes.
+    #[inline(always)]
+    fn split_row(s: &Conv2dShape, sp: &Split, plane: &[f32], pr: usize, dst: &mut [f32]) {
+        let (st, len) = (s.stride_w, sp.len);
+        let iy = pr.wrapping_sub(s.pad_top);
+        if iy >= s.h {
+            dst.fill(0.0);
+            return;
+        }
+        let row = &plane[iy * s.w..][..s.w];
+        assert!(dst.len() >= st * len && len.is_multiple_of(PIXELS));
+        let (rp, dp) = (row.as_ptr(), dst.as_mut_ptr());
+        // Whole loads from `first` (the first 16-element step whose columns all lie at or
+        // right of column 0) while the step's last column, c0 + 16·s − 1, is inside the row.
+        let first = s.pad_left.div_ceil(st).next_multiple_of(PIXELS);
+        for j0 in (0..len).step_by(PIXELS) {
+            // Input columns c0 .. c0 + 16·s (c0 may be negative: the left padding).
+            let c0 = (st * j0) as isize - s.pad_left as isize;
+            let whole = j0 >= first && c0 + (PIXELS * st) as isize <= s.w as isize;
+            // SAFETY: each load reads only the lanes of columns inside `0..w` of `row` (whole
+            // loads only where all 16·s columns are; elsewhere the masked-off lanes are not
+            // accessed), and each store writes elements `f·len + j0 .. + 16 ≤ s·len` of `dst`
+            // (`len` a multiple of 16, checked above); AVX-512 F is enabled by the caller.
+            unsafe {
+                let v: [__m512; 4] = core::array::from_fn(|i| {
+                    if i >= st {
+                        return _mm512_setzero_ps();
+                    }
+                    let at = c0 + (PIXELS * i) as isize;
+                    if whole {
+                        _mm512_loadu_ps(rp.offset(at))
+                    } else {
+                        let m = lanes(-at, s.w as isize - at);
+                        _mm512_maskz_loadu_ps(m, rp.wrapping_offset(at))
+                    }
+                });
+                for f in 0..st {
+                    let lo = _mm512_permutex2var_ps(v[0], sp.idx[f], v[1]);
+                    let ph = if st > 2 {
+                        let hi = _mm512_permutex2var_ps(v[2], sp.idx[f], v[3]);
+                        _mm512_mask_blend_ps(sp.high[f], lo, hi)
+                    } else {
+                        lo
+                    };
+                    _mm512_storeu_ps(dp.add(f * len + j0), ph);
+                }
+            }
+        }
+    }
+
+    /// Lanes `lo..hi` of a vector set (clamped to `0..16`).
+    #[inline(always)]
+    fn lanes(lo: isize, hi: isize) -> __mmask16 {
+        let (lo, hi) = (lo.clamp(0, 16), hi.clamp(0, 16));
+        if hi <= lo {
+            return 0;
+        }
+        (((1u32 << hi) - 1) & !((1u32 << lo) - 1)) as __mmask16
+    }
+
+    /// The permutes that split 16 elements of every phase out of `s` vectors of columns.
+    struct Split {
+        /// Phase-row length (a multiple of 16).
+        len: usize,
+        /// Per phase `f`: lane `j` selects column `s·j + f` mod 32 of two source vectors.
+        idx: [__m512i; 4],
+        /// Per phase: the lanes whose column is 32 or more (from the second pair).
+        high: [__mmask16; 4],
+    }
+
+    impl Split {
+        #[inline(always)]
+        fn new(st: usize, len: usize) -> Self {
+            let idx = core::array::from_fn(|f| {
+                let i: [i32; 16] = core::array::from_fn(|j| ((st * j + f) % 32) as i32);
+                // SAFETY: a 64-byte unaligned load of a 16-element `i32` array.
+                unsafe { _mm512_loadu_si512(i.as_ptr().cast()) }
+            });
+            let high = core::array::from_fn(|f| {
+                (0..16).fold(0u16, |m, j| m | (u16::from(st * j + f >= 32) << j))
+            });
+            Split { len, idx, high }
         }
     }
 
@@ -149,28 +304,26 @@ mod avx512 {
         c_in: usize,
         kh: usize,
         kw: usize,
-        /// Input row and plane length.
-        w: usize,
-        plane: usize,
         ow: usize,
         ohw: usize,
         oh: usize,
+        /// Ring offset of each kernel column within a split row.
+        koff: [usize; MAX_KSIDE],
     }
 
     /// `16·P` output pixels `(oy, ox..ox + 16·P)` of channels `c0 .. c0 + TILE_C` of the block
-    /// (weights `wc`, `K × 16`; bias `bv`), clamped, stored into the channels' planes of `yc`.
-    ///
-    /// `LAST`: the row's last tile, whose second load of each tap masks off the column past
-    /// its last tap (the others read it: it lies inside the row, under the next tile).
+    /// (weights `wc`, `K × 16`; bias `bv`), clamped, stored into the channels' planes of `yc`;
+    /// the input row of channel `ic`, kernel row `ky` is the split row at `ring[rows[ic·kh + ky]..]`.
     ///
     /// # Safety
-    /// AVX-512 F and FMA; `ox + 16·P ≤ ow` (`< ow` unless `LAST`), `oy < oh`,
-    /// `c0 + TILE_C ≤ 16`, and the bounds asserted by `conv`.
+    /// AVX-512 F and FMA; `ox + 16·P ≤ ow`, `oy < oh`, `c0 + TILE_C ≤ 16`, `rows` ring offsets
+    /// of whole split rows, and the bounds asserted by `conv`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn tile<const P: usize, const LAST: bool>(
+    unsafe fn tile<const P: usize>(
         g: &Geo,
-        xb: &[f32],
+        ring: &[f32],
+        rows: &[usize; MAX_ROWS],
         wc: &[f32],
         bv: &[f32; CHANNELS],
         c0: usize,
@@ -179,39 +332,26 @@ mod avx512 {
         ox: usize,
         yc: &mut [f32],
     ) {
-        // Even lanes of (lo, hi): input columns 2·ox + kx + 2j, j = 0..16.
-        let even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
         let mut acc: [[__m512; P]; TILE_C] =
             core::array::from_fn(|c| [_mm512_set1_ps(bv[c0 + c]); P]);
-        let (xp, wp) = (xb.as_ptr(), wc.as_ptr().add(c0));
+        let wp = wc.as_ptr().add(c0);
+        let rp = ring.as_ptr().add(ox);
         let mut tap = 0;
-        for ic in 0..g.c_in {
-            for ky in 0..g.kh {
-                let row = xp.add(ic * g.plane + (2 * oy + ky) * g.w + 2 * ox);
-                for kx in 0..g.kw {
-                    // Columns 2·ox + kx + 32p .. + 31 of vector p. The last tap of pixel
-                    // ox + 16·P − 1 is column 2·(ox + 16·P − 1) + kx ≤ 2·(ow − 1) + kw − 1,
-                    // inside the row; one column more is read unless `LAST`, where
-                    // ox + 16·P ≤ ow − 1 keeps it inside too.
-                    let xv: [__m512; P] = core::array::from_fn(|p| {
-                        let at = row.add(kx + 2 * PIXELS * p);
-                        let lo = _mm512_loadu_ps(at);
-                        let hi = if LAST {
-                            _mm512_maskz_loadu_ps(0x7fff, at.add(16))
-                        } else {
-                            _mm512_loadu_ps(at.add(16))
-                        };
-                        _mm512_permutex2var_ps(lo, even, hi)
-                    });
-                    let wt = wp.add(tap * CHANNELS);
-                    for (c, a) in acc.iter_mut().enumerate() {
-                        let wv = _mm512_set1_ps(*wt.add(c));
-                        for (ap, &xp) in a.iter_mut().zip(&xv) {
-                            *ap = _mm512_fmadd_ps(xp, wv, *ap);
-                        }
+        for r in rows.iter().take(g.c_in * g.kh) {
+            let row = rp.add(*r);
+            for &ko in g.koff.iter().take(g.kw) {
+                // Elements ox + kx/s + 16p .. + 15 of the tap's phase row: inside it, as
+                // ox + 16·P ≤ ow and the row holds ow + (kw − 1)/s values.
+                let xv: [__m512; P] =
+                    core::array::from_fn(|p| _mm512_loadu_ps(row.add(ko + PIXELS * p)));
+                let wt = wp.add(tap * CHANNELS);
+                for (c, a) in acc.iter_mut().enumerate() {
+                    let wv = _mm512_set1_ps(*wt.add(c));
+                    for (ap, &xp) in a.iter_mut().zip(&xv) {
+                        *ap = _mm512_fmadd_ps(xp, wv, *ap);
                     }
-                    tap += 1;
                 }
+                tap += 1;
             }
         }
         let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
