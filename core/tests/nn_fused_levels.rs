@@ -108,6 +108,28 @@ fn shapes() -> Vec<Conv2dShape> {
         (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, bottom, right);
         out.push(s);
     }
+    // Stride 2 with 16·k channels and input rows of at most 64 pixels: 16 planes at a time,
+    // transposed into a pixel-major ring at x86-64-v4 (MobileNetV2's 56², 28² and 14² with
+    // fewer channels, 7², odd and tiny maps, rows of 64 and of 1, every padding up to 2 on
+    // each side, batch 2); rows of 65 pixels and 24 channels take the other kernels.
+    for (n, c, h, w, pads) in [
+        (1, 16, 56, 56, (1, 1, 1, 1)),
+        (1, 32, 28, 28, (1, 1, 1, 1)),
+        (1, 48, 14, 14, (1, 1, 1, 1)),
+        (2, 16, 7, 7, (1, 1, 1, 1)),
+        (1, 16, 15, 13, (1, 1, 1, 1)),
+        (1, 16, 9, 64, (1, 1, 1, 1)),
+        (1, 16, 5, 1, (1, 2, 0, 2)),
+        (2, 32, 8, 9, (0, 2, 1, 0)),
+        (1, 16, 17, 33, (2, 2, 2, 2)),
+        (1, 16, 6, 65, (1, 1, 1, 1)),
+        (1, 24, 14, 14, (1, 1, 1, 1)),
+    ] {
+        let mut s = Conv2dShape::new(n, c, h, w, c, 3, 3);
+        (s.groups, s.stride_h, s.stride_w) = (c, 2, 2);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = pads;
+        out.push(s);
+    }
     out
 }
 

@@ -14,7 +14,10 @@
 //! flat run of vectors instead (every tap a constant offset from the output pixel, masked where
 //! its input pixel is outside the plane): with rows of at least 16 pixels, the vectors of the
 //! inner rows load whole and mask only their multiply-adds at the row ends; planes of narrower
-//! rows, of at most 1024 pixels, from a table of per-vector masks. Stride-2 planes
+//! rows, of at most 1024 pixels, from a table of per-vector masks. Stride-2 layers of 16·k
+//! channels with input rows of at most 64 pixels run 16 planes at a time, transposed into a
+//! pixel-major ring (one vector of 16 channels per pixel: no masks, no de-interleave;
+//! `depthwise_channels`); other stride-2 planes
 //! with outputs of at most 16 × 16 split into phase images first, which makes them flat too
 //! (`depthwise_phases`). Elsewhere (and for
 //! strides above 2) the portable loops sum the nine taps in `(ky, kx)` order like
@@ -102,6 +105,8 @@ pub(crate) fn conv(
                 avx512::conv_flat(s, input, weights, bias, clamp, output)
             } else if s.stride_w == 1 {
                 avx512::conv::<1>(s, d, input, weights, bias, clamp, output)
+            } else if super::depthwise_channels::applies(s, d) {
+                super::depthwise_channels::avx512::conv(s, d, input, weights, bias, clamp, output)
             } else if super::depthwise_phases::applies(s, d) {
                 super::depthwise_phases::avx512::conv(s, d, input, weights, bias, clamp, output)
             } else {
@@ -650,7 +655,7 @@ pub(crate) mod avx512 {
     /// others (border columns, and the remainder) run as masked chunks whose masks are computed
     /// once per plane; rows with a missing input row run entirely as masked chunks.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
-    pub(super) fn conv<const SX: usize>(
+    pub(crate) fn conv<const SX: usize>(
         s: &Conv2dShape,
         d: &ConvDims,
         input: &[f32],
