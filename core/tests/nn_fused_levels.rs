@@ -5,9 +5,10 @@
 //! * the direct method's depthwise 3×3 path (16 outputs per vector, masked border lanes and
 //!   tails, stride 2 de-interleaved), on maps from 1×1 to wider than two vectors, strides 1–3,
 //!   every padding up to 2, batch 1–2, stride-2 planes split into phase images (outputs up
-//!   to 16 × 16, asymmetric bottom / right padding), and "same" stride-1 planes as flat runs
+//!   to 16 × 16, asymmetric bottom / right padding), "same" stride-1 planes as flat runs
 //!   (rows of 16 to 500 pixels with whole loads in the inner rows, narrower ones from a mask
-//!   table);
+//!   table), and layers of 16·k channels 16 planes at a time in a pixel-major ring (stride 2
+//!   on rows of 1 to 64 pixels, stride 1 on rows of 10 to 32, paddings 0–2);
 //! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
 //! * the direct method's path for unpadded stride-2 first layers (1–4 input channels, 16·k
@@ -127,6 +128,22 @@ fn shapes() -> Vec<Conv2dShape> {
     ] {
         let mut s = Conv2dShape::new(n, c, h, w, c, 3, 3);
         (s.groups, s.stride_h, s.stride_w) = (c, 2, 2);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = pads;
+        out.push(s);
+    }
+    // Stride 1 with 16·k channels and rows of 10 to 32 pixels take the same path (14², 28²,
+    // 10² batch 2, uneven paddings); rows of 9 and 33 pixels do not.
+    for (n, c, h, w, pads) in [
+        (1, 16, 14, 14, (1, 1, 1, 1)),
+        (1, 32, 28, 28, (1, 1, 1, 1)),
+        (2, 16, 10, 10, (1, 1, 1, 1)),
+        (1, 16, 3, 32, (0, 2, 2, 0)),
+        (1, 16, 17, 12, (2, 1, 0, 2)),
+        (1, 16, 9, 9, (1, 1, 1, 1)),
+        (1, 16, 4, 33, (1, 1, 1, 1)),
+    ] {
+        let mut s = Conv2dShape::new(n, c, h, w, c, 3, 3);
+        (s.groups, s.stride_h, s.stride_w) = (c, 1, 1);
         (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = pads;
         out.push(s);
     }

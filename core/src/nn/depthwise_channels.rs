@@ -1,5 +1,5 @@
-//! Depthwise 3×3 stride-2 convolution of small maps (MobileNetV2's 56² → 28², 28² → 14² and
-//! 14² → 7²) on AVX-512, 16 channels at a time in a pixel-major layout, as ONNX Runtime's MLAS
+//! Depthwise 3×3 convolution of small maps at stride 2 (MobileNetV2's 56² → 28², 28² → 14² and
+//! 14² → 7²) and stride 1 (14², 28²) on AVX-512, 16 channels at a time in a pixel-major layout, as ONNX Runtime's MLAS
 //! runs them in its NCHWc16 blocks. In NCHW one stride-2 output row of 7–28 pixels fills
 //! part of a vector and needs its even and odd input columns de-interleaved (or the plane split
 //! into phase images) and its border lanes masked. Here 16 planes are transposed, 16 pixels at
@@ -16,10 +16,10 @@
 //! The taps are summed as in the row kernel of `depthwise` (one accumulator per kernel row,
 //! the first starting from the bias, the others from −0, a missing tap adding nothing; the
 //! rows then added in order, then the clamp), so the results are the same bits. The two rings
-//! (32 KiB) are on the stack: no allocation, and the plan's scratch is unchanged. Stride 1 is
-//! left to the flat NCHW paths: there every input pixel feeds one output pixel's worth of
-//! multiply-adds, so the 4 shuffles per pixel vector of the transposition would cost about as
-//! much as the convolution itself.
+//! (32 KiB) are on the stack: no allocation, and the plan's scratch is unchanged. At stride 1
+//! the same path (every input pixel feeding one output pixel's worth of multiply-adds, so 8
+//! shuffles per 9 multiply-adds) still beat the flat NCHW paths on 14² and 28² planes, not on
+//! 7² and 56² ([`STRIDE1_W`]).
 
 use super::conv::{Conv2dShape, ConvDims};
 use super::depthwise::Clamp;
@@ -35,12 +35,25 @@ const fn ring_rows(w: usize) -> usize {
     3 + 15usize.div_ceil(w)
 }
 
-/// Whether this module computes `s` (a depthwise 3×3 layer): stride 2 both ways, no dilation,
-/// a multiple of 16 channels, padding of at most 2 on each side, and input rows short enough
-/// for the ring (at most 64 pixels).
+/// Input row widths (pixels, inclusive) that run here at stride 1. Measured in MobileNetV2
+/// (`bench net --layers`, the last 3 of 5 alternating rounds against the flat NCHW paths at
+/// load 6.2–6.3; the first two were disturbed): 14² and 28² faster (384 × 14², four
+/// layers, 0.092–0.093 → 0.083–0.085 ms; 576 × 14², two, 0.067–0.069 → 0.064–0.065; 192 × 28²,
+/// two, 0.069–0.070 → 0.065–0.066), 7² and 56² slower (960 × 7², three, 0.056–0.057 →
+/// 0.059; 144 × 56² 0.102–0.104 → 0.117–0.147): on 7² half the pixels are border pixels, on
+/// 56² the flat path's whole loads win.
+const STRIDE1_W: (usize, usize) = (10, 32);
+
+/// Whether this module computes `s` (a depthwise 3×3 layer): stride 2 both ways with input
+/// rows short enough for the ring (at most 64 pixels), or stride 1 with rows of
+/// [`STRIDE1_W`]; no dilation, a multiple of 16 channels, padding of at most 2 on each side.
 pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
-    s.stride_h == 2
-        && s.stride_w == 2
+    let rows_ok = match (s.stride_h, s.stride_w) {
+        (2, 2) => true,
+        (1, 1) => (STRIDE1_W.0..=STRIDE1_W.1).contains(&s.w),
+        _ => false,
+    };
+    rows_ok
         && s.dilation_h == 1
         && s.dilation_w == 1
         && s.c_out.is_multiple_of(16)
@@ -175,6 +188,7 @@ pub(crate) mod avx512 {
     /// Each row of `r` addresses `w` readable pixel vectors.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn edge(
         r: &[Option<*const __m512>; 3],
         k: &[__m512; 9],
@@ -183,12 +197,13 @@ pub(crate) mod avx512 {
         ox: usize,
         pl: isize,
         w: usize,
+        st: usize,
     ) -> __m512 {
         let mut acc = [b, _mm512_set1_ps(-0.0), _mm512_set1_ps(-0.0)];
         for (ky, a) in acc.iter_mut().enumerate() {
             let Some(p) = r[ky] else { continue };
             for kx in 0..3 {
-                let ix = 2 * ox as isize + kx as isize - pl;
+                let ix = (st * ox) as isize + kx as isize - pl;
                 if ix >= 0 && (ix as usize) < w {
                     // SAFETY: ix < w within the ring row p (the caller's contract).
                     let v = unsafe { *p.add(ix as usize) };
@@ -236,9 +251,10 @@ pub(crate) mod avx512 {
         let (pt, pl) = (s.pad_top as isize, s.pad_left as isize);
         // Output columns lo_in..hi_in have all three taps in the row: 2·ox − pl ≥ 0 and
         // 2·ox − pl + 2 ≤ w − 1.
-        let lo_in = (s.pad_left.div_ceil(2)).min(ow);
+        let st = s.stride_w;
+        let lo_in = (s.pad_left.div_ceil(st)).min(ow);
         let hi_in = if w + s.pad_left >= 3 {
-            ((w + s.pad_left - 3) / 2 + 1).clamp(lo_in, ow)
+            ((w + s.pad_left - 3) / st + 1).clamp(lo_in, ow)
         } else {
             lo_in
         };
@@ -261,7 +277,7 @@ pub(crate) mod avx512 {
             // Output pixels computed, and those transposed back to the planes.
             let (mut done_out, mut flushed) = (0usize, 0usize);
             for oy in 0..oh {
-                let top = 2 * oy as isize - pt;
+                let top = (st * oy) as isize - pt;
                 // Transpose until the last input row this output row reads is in the ring.
                 let need = (((top + 3).max(0) as usize).min(h) * w).min(hw);
                 while done_in < need {
@@ -287,7 +303,7 @@ pub(crate) mod avx512 {
                 let dst = out_ring.as_mut_ptr();
                 // Output pixel ox of this row from the taps that exist.
                 // SAFETY (the `edge` calls): the rows of `r` are ring rows of w pixel vectors.
-                let edge = |ox: usize| unsafe { edge(&r, &k, b, (lo, hi), ox, pl, w) };
+                let edge = |ox: usize| unsafe { edge(&r, &k, b, (lo, hi), ox, pl, w, st) };
                 let base = done_out;
                 for ox in (0..lo_in).chain(hi_in..ow) {
                     // SAFETY: the slot lies in the output ring.
@@ -295,7 +311,7 @@ pub(crate) mod avx512 {
                 }
                 if let [Some(p0), Some(p1), Some(p2)] = r {
                     for ox in lo_in..hi_in {
-                        let c = (2 * ox) as isize - pl;
+                        let c = (st * ox) as isize - pl;
                         // SAFETY: outputs lo_in..hi_in read columns c .. c + 3 within the row.
                         let tap = |p: *const __m512, kx: isize| unsafe { *p.offset(c + kx) };
                         let a0 = _mm512_fmadd_ps(k[0], tap(p0, 0), b);
@@ -428,10 +444,22 @@ mod tests {
         ] {
             shapes.push(g);
         }
+        // Stride 1 (rows of 10 to 32 pixels): MobileNetV2's 14² and 28², "same" or not.
+        let stride1 = [
+            (1, 16, 14, 14, 1, 1, 1, 1),
+            (1, 32, 28, 28, 1, 1, 1, 1),
+            (2, 16, 10, 10, 1, 1, 1, 1),
+            (1, 16, 3, 32, 0, 2, 2, 0),
+            (1, 16, 17, 12, 2, 1, 0, 2),
+        ];
+        let all = shapes
+            .iter()
+            .map(|&g| (g, 2))
+            .chain(stride1.iter().map(|&g| (g, 1)));
         let mut checked = 0;
-        for (i, &(n, c, h, w, pt, pl, pb, pr)) in shapes.iter().enumerate() {
+        for (i, ((n, c, h, w, pt, pl, pb, pr), st)) in all.enumerate() {
             let mut s = Conv2dShape::new(n, c, h, w, c, 3, 3);
-            (s.groups, s.stride_h, s.stride_w) = (c, 2, 2);
+            (s.groups, s.stride_h, s.stride_w) = (c, st, st);
             (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (pt, pl, pb, pr);
             let d = s.dims().unwrap();
             assert!(super::applies(&s, &d), "{s:?}");
@@ -445,10 +473,36 @@ mod tests {
             // SAFETY: x86-64-v4 is active.
             unsafe {
                 super::avx512::conv(&s, &d, &x, &wt, bias, clamp, &mut got);
-                depthwise::avx512::conv::<2>(&s, &d, &x, &wt, bias, clamp, &mut want);
+                if st == 1 {
+                    depthwise::avx512::conv::<1>(&s, &d, &x, &wt, bias, clamp, &mut want);
+                } else {
+                    depthwise::avx512::conv::<2>(&s, &d, &x, &wt, bias, clamp, &mut want);
+                }
             }
             for (j, (a, b)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(a.to_bits(), b.to_bits(), "{s:?}: out[{j}] = {a}, want {b}");
+            }
+            let mut other = |f: &dyn Fn(&mut [f32]), what: &str| {
+                want.fill(f32::NAN);
+                f(&mut want);
+                let same = got
+                    .iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{s:?}: differs from {what}");
+            };
+            // SAFETY (the calls below): x86-64-v4 is active.
+            if depthwise::avx512::flat_wide_applies(&s) {
+                other(
+                    &|y| unsafe { depthwise::avx512::conv_flat_wide(&s, &x, &wt, bias, clamp, y) },
+                    "the wide flat path",
+                );
+            }
+            if depthwise::avx512::flat_applies(&s) {
+                other(
+                    &|y| unsafe { depthwise::avx512::conv_flat(&s, &x, &wt, bias, clamp, y) },
+                    "the flat path",
+                );
             }
             if super::super::depthwise_phases::applies(&s, &d) {
                 // SAFETY: x86-64-v4 is active.
@@ -465,6 +519,6 @@ mod tests {
             }
             checked += 1;
         }
-        assert_eq!(checked, shapes.len());
+        assert_eq!(checked, shapes.len() + stride1.len());
     }
 }
