@@ -5,9 +5,10 @@
 //! * the direct method's depthwise 3×3 path (16 outputs per vector, masked border lanes and
 //!   tails, stride 2 de-interleaved), on maps from 1×1 to wider than two vectors, strides 1–3,
 //!   every padding up to 2, batch 1–2, stride-2 planes split into phase images (outputs up
-//!   to 16 × 16, asymmetric bottom / right padding), and "same" stride-1 planes as flat runs
+//!   to 16 × 16, asymmetric bottom / right padding), "same" stride-1 planes as flat runs
 //!   (rows of 16 to 500 pixels with whole loads in the inner rows, narrower ones from a mask
-//!   table);
+//!   table), and layers of 16·k channels 16 planes at a time in a pixel-major ring (stride 2
+//!   on rows of 1 to 64 pixels, stride 1 on rows of 10 to 32, paddings 0–2);
 //! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
 //! * the direct method's path for first layers (1–4 input channels, 16·k output channels,
@@ -112,6 +113,44 @@ fn shapes() -> Vec<Conv2dShape> {
         let mut s = Conv2dShape::new(2, 3, h, w, 3, 3, 3);
         (s.groups, s.stride_h, s.stride_w) = (3, 2, 2);
         (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, bottom, right);
+        out.push(s);
+    }
+    // Stride 2 with 16·k channels and input rows of at most 64 pixels: 16 planes at a time,
+    // transposed into a pixel-major ring at x86-64-v4 (MobileNetV2's 56², 28² and 14² with
+    // fewer channels, 7², odd and tiny maps, rows of 64 and of 1, every padding up to 2 on
+    // each side, batch 2); rows of 65 pixels and 24 channels take the other kernels.
+    for (n, c, h, w, pads) in [
+        (1, 16, 56, 56, (1, 1, 1, 1)),
+        (1, 32, 28, 28, (1, 1, 1, 1)),
+        (1, 48, 14, 14, (1, 1, 1, 1)),
+        (2, 16, 7, 7, (1, 1, 1, 1)),
+        (1, 16, 15, 13, (1, 1, 1, 1)),
+        (1, 16, 9, 64, (1, 1, 1, 1)),
+        (1, 16, 5, 1, (1, 2, 0, 2)),
+        (2, 32, 8, 9, (0, 2, 1, 0)),
+        (1, 16, 17, 33, (2, 2, 2, 2)),
+        (1, 16, 6, 65, (1, 1, 1, 1)),
+        (1, 24, 14, 14, (1, 1, 1, 1)),
+    ] {
+        let mut s = Conv2dShape::new(n, c, h, w, c, 3, 3);
+        (s.groups, s.stride_h, s.stride_w) = (c, 2, 2);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = pads;
+        out.push(s);
+    }
+    // Stride 1 with 16·k channels and rows of 10 to 32 pixels take the same path (14², 28²,
+    // 10² batch 2, uneven paddings); rows of 9 and 33 pixels do not.
+    for (n, c, h, w, pads) in [
+        (1, 16, 14, 14, (1, 1, 1, 1)),
+        (1, 32, 28, 28, (1, 1, 1, 1)),
+        (2, 16, 10, 10, (1, 1, 1, 1)),
+        (1, 16, 3, 32, (0, 2, 2, 0)),
+        (1, 16, 17, 12, (2, 1, 0, 2)),
+        (1, 16, 9, 9, (1, 1, 1, 1)),
+        (1, 16, 4, 33, (1, 1, 1, 1)),
+    ] {
+        let mut s = Conv2dShape::new(n, c, h, w, c, 3, 3);
+        (s.groups, s.stride_h, s.stride_w) = (c, 1, 1);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = pads;
         out.push(s);
     }
     out

@@ -14,7 +14,10 @@
 //! flat run of vectors instead (every tap a constant offset from the output pixel, masked where
 //! its input pixel is outside the plane): with rows of at least 16 pixels, the vectors of the
 //! inner rows load whole and mask only their multiply-adds at the row ends; planes of narrower
-//! rows, of at most 1024 pixels, from a table of per-vector masks. Stride-2 planes
+//! rows, of at most 1024 pixels, from a table of per-vector masks. Layers of 16·k channels
+//! with input rows of at most 64 pixels at stride 2, or of 10 to 32 pixels at stride 1, run
+//! 16 planes at a time instead, transposed into a pixel-major ring (one vector of 16 channels
+//! per pixel: no masks, no de-interleave; `depthwise_channels`); other stride-2 planes
 //! with outputs of at most 16 × 16 split into phase images first, which makes them flat too
 //! (`depthwise_phases`). Elsewhere (and for
 //! strides above 2) the portable loops sum the nine taps in `(ky, kx)` order like
@@ -96,7 +99,9 @@ pub(crate) fn conv(
         // and FMA (`cpu::detect`).
         #[allow(unsafe_code)]
         unsafe {
-            if avx512::flat_wide_applies(s) {
+            if super::depthwise_channels::applies(s, d) {
+                super::depthwise_channels::avx512::conv(s, d, input, weights, bias, clamp, output)
+            } else if avx512::flat_wide_applies(s) {
                 avx512::conv_flat_wide(s, input, weights, bias, clamp, output)
             } else if avx512::flat_applies(s) {
                 avx512::conv_flat(s, input, weights, bias, clamp, output)
@@ -371,7 +376,7 @@ pub(crate) mod avx512 {
 
     /// Whether [`conv_flat`] computes `s`: stride 1, padding 1 on every side (the output plane
     /// has the input's size) and planes of at most [`FLAT_MAX`] pixels.
-    pub(super) const fn flat_applies(s: &Conv2dShape) -> bool {
+    pub(crate) const fn flat_applies(s: &Conv2dShape) -> bool {
         s.stride_h == 1
             && s.stride_w == 1
             && s.pad_top == 1
@@ -383,7 +388,7 @@ pub(crate) mod avx512 {
 
     /// Whether [`conv_flat_wide`] computes `s`: stride 1, padding 1 on every side, rows of at
     /// least 16 pixels (any number of rows).
-    pub(super) const fn flat_wide_applies(s: &Conv2dShape) -> bool {
+    pub(crate) const fn flat_wide_applies(s: &Conv2dShape) -> bool {
         s.stride_h == 1
             && s.stride_w == 1
             && s.pad_top == 1
@@ -404,7 +409,7 @@ pub(crate) mod avx512 {
     /// network against 0.16–0.17 with the row kernel, 192 × 28² 0.035 against 0.047 with the
     /// mask table of [`conv_flat`], 32 × 112² 0.075–0.09 against 0.097–0.10.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
-    pub(super) fn conv_flat_wide(
+    pub(crate) fn conv_flat_wide(
         s: &Conv2dShape,
         input: &[f32],
         weights: &[f32],
@@ -517,7 +522,7 @@ pub(crate) mod avx512 {
     /// the lanes whose input pixel exists (the masks, the same for every plane, are computed
     /// once). A 7 × 7 plane is 4 vectors instead of 7 rows of 7 lanes with per-row masks.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
-    pub(super) fn conv_flat(
+    pub(crate) fn conv_flat(
         s: &Conv2dShape,
         input: &[f32],
         weights: &[f32],
@@ -650,7 +655,7 @@ pub(crate) mod avx512 {
     /// others (border columns, and the remainder) run as masked chunks whose masks are computed
     /// once per plane; rows with a missing input row run entirely as masked chunks.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
-    pub(super) fn conv<const SX: usize>(
+    pub(crate) fn conv<const SX: usize>(
         s: &Conv2dShape,
         d: &ConvDims,
         input: &[f32],

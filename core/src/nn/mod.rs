@@ -63,6 +63,8 @@ pub mod conv;
 pub mod dense;
 mod depthwise;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod depthwise_channels;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod depthwise_phases;
 pub mod elementwise;
 mod few_channels;

@@ -416,7 +416,10 @@ fn plane_sum(p: &[f32]) -> f32 {
 /// stride-2 layers), 16 outputs of a row per AVX-512 vector: the taps are the depthwise 3×3
 /// kernel's masked loads ([`super::depthwise::avx512::taps`]), a column outside the input a
 /// masked-off lane that never wins. The separable path ran these layers at 0.5 ms for
-/// 64 × 111² → 55² (ONNX Runtime: 0.05 ms), most of it in per-output scalar work.
+/// 64 × 111² → 55² (ONNX Runtime: 0.05 ms), most of it in per-output scalar work. At stride 2
+/// each output row prefetches the input rows of the row four rows below (perf put most of
+/// the samples on the masked loads, waiting for the rows that the layer before had left in
+/// L2 / L3).
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
 mod avx512 {
@@ -430,6 +433,9 @@ mod avx512 {
 
     /// Most 16-output chunks per row whose masks [`max_pool3`] computes once per call.
     const CACHED: usize = 64;
+
+    /// How many output rows ahead [`max_pool3`] prefetches its input rows at stride 2.
+    const PREFETCH_ROWS: usize = 4;
 
     /// [`super::max_pool2d`] for `kw = 3`, `stride_w = SX` (1 or 2). Each output is the maximum
     /// of its window's taps with `max(tap, m)`, which keeps `m` when the tap is NaN (the
@@ -471,6 +477,19 @@ mod avx512 {
             .zip(output[..d.output_len].chunks_exact_mut(d.out_h * ow));
         for (x, y) in planes {
             for (oy, out) in y.chunks_exact_mut(ow).enumerate() {
+                if SX == 2 {
+                    // The input rows PREFETCH_ROWS output rows ahead, into L1 (past the plane's
+                    // end: the next plane's first rows, contiguous; past the tensor's, nothing),
+                    // as the stride-2 depthwise row kernel does.
+                    let first = (oy * s.stride_h + s.kh - 1 + PREFETCH_ROWS * s.stride_h)
+                        .saturating_sub(s.pad_top);
+                    let ahead = x.as_ptr().wrapping_add(first * w);
+                    let mut o = 0;
+                    while o < s.stride_h * w {
+                        _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(o).cast());
+                        o += 16;
+                    }
+                }
                 let (y0, y1, _) = window(oy, s.stride_h, s.kh, s.pad_top, s.h, s.pad_bottom);
                 let rows = &x[y0 * w..y1 * w];
                 let mut ox0 = 0;
