@@ -107,7 +107,7 @@ pub fn apply_activation(
 /// `act` as the clamp `[lo, hi]` it is (Relu `[0, +∞]`, ReLU6 `[0, 6]`, Clip), for a
 /// convolution kernel that clamps in registers; `None` for the other activations. Same results:
 /// a clamp to `[0, +∞]` is Relu's `x < 0 → 0, else x`.
-fn as_clamp(act: Activation) -> Option<Clamp> {
+pub(crate) fn as_clamp(act: Activation) -> Option<Clamp> {
     match act {
         Activation::None => Some(NO_CLAMP),
         Activation::Relu => Some((0.0, f32::INFINITY)),

@@ -760,6 +760,21 @@ pub fn conv2d_blocked_prepared(
     output: &mut [f32],
     workspace: &mut [f32],
 ) -> Result<()> {
+    conv2d_blocked_prepared_clamped(shape, input, prepared, bias, NO_CLAMP, output, workspace)
+}
+
+/// [`conv2d_blocked_prepared`] that also clamps its outputs to `clamp` before they are stored,
+/// as [`conv2d_clamped`] does for the blocked method: the result equals
+/// [`conv2d_blocked_prepared`] followed by that clamp, bit for bit.
+pub(crate) fn conv2d_blocked_prepared_clamped(
+    shape: &Conv2dShape,
+    input: &[f32],
+    prepared: &[f32],
+    bias: Option<&[f32]>,
+    clamp: Clamp,
+    output: &mut [f32],
+    workspace: &mut [f32],
+) -> Result<()> {
     let d = shape.dims()?;
     if input.len() < d.input_len
         || prepared.len() < blocked_weights_len(shape)?
@@ -769,9 +784,7 @@ pub fn conv2d_blocked_prepared(
     {
         return Err(Error::BufferTooSmall);
     }
-    blocked::conv(
-        shape, &d, input, prepared, bias, NO_CLAMP, output, workspace,
-    );
+    blocked::conv(shape, &d, input, prepared, bias, clamp, output, workspace);
     Ok(())
 }
 

@@ -34,14 +34,16 @@
 //! the other into separate buffers: the planner changes where tensors live, not what is
 //! computed (an in-place Add computes `a + b` into `a`'s memory, the same `f32` sums).
 
-use super::activation::{apply_activation, conv2d_fused};
+use super::activation::{apply_activation, as_clamp, conv2d_fused};
 use super::batchnorm::batch_norm;
 use super::conv::{
     blocked_prepare_weights, blocked_weights_len, blocked_workspace_len, choose_method,
-    choose_method_for, conv2d_blocked_prepared, conv2d_winograd_prepared, winograd_prepare_weights,
-    winograd_prepared_workspace_len, winograd_weights_len, workspace_len, Conv2dShape, ConvMethod,
+    choose_method_for, conv2d_blocked_prepared_clamped, conv2d_winograd_prepared,
+    winograd_prepare_weights, winograd_prepared_workspace_len, winograd_weights_len, workspace_len,
+    Conv2dShape, ConvMethod,
 };
 use super::dense::{fully_connected, fully_connected_pack_len};
+use super::depthwise::NO_CLAMP;
 use super::elementwise::{binary, binary_broadcast, binary_in_place, binary_in_place_broadcast};
 use super::graph::{Graph, Op};
 use super::layout::{concat, pad2d};
@@ -564,12 +566,18 @@ pub fn forward_observed(
                         .get(slot.prepared..)
                         .and_then(|p| p.get(..len?))
                         .ok_or(Error::InvalidArgument)?;
+                    // The blocked method clamps (ReLU, ReLU6, Clip) before its stores, as
+                    // in `conv2d_fused`; Winograd and the other activations take a pass.
+                    let clamp = as_clamp(act).filter(|_| slot.method == ConvMethod::Blocked);
                     if slot.method == ConvMethod::Winograd {
                         conv2d_winograd_prepared(&shape, rd(x0)?, u, bias, y, scratch)?;
                     } else {
-                        conv2d_blocked_prepared(&shape, rd(x0)?, u, bias, y, scratch)?;
+                        let c = clamp.unwrap_or(NO_CLAMP);
+                        conv2d_blocked_prepared_clamped(&shape, rd(x0)?, u, bias, c, y, scratch)?;
                     }
-                    apply_activation(act, &graph.shape(node.output)?, y, slopes)?;
+                    if clamp.is_none() {
+                        apply_activation(act, &graph.shape(node.output)?, y, slopes)?;
+                    }
                 }
             }
             Op::MaxPool(s) => max_pool2d(&s, rd(x0)?, y)?,
