@@ -237,6 +237,27 @@ fn interior_portable(
 
 /// `acc` plus the nine taps `k` on columns `c .. c + 3` of `rows`, in `(ky, kx)` order.
 #[inline(always)]
+/// Whether the buffers cover every plane of the 3 × 3 depthwise layer `s`, with `in_plane`
+/// input and `out_plane` output values a plane: what the AVX-512 kernels' (here and in
+/// `depthwise_phases` / `depthwise_channels`) unchecked loads and stores rest on, asserted
+/// once per call.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+pub(crate) fn buffers_fit(
+    s: &Conv2dShape,
+    input: &[f32],
+    in_plane: usize,
+    output: &[f32],
+    out_plane: usize,
+    weights: &[f32],
+    bias: Option<&[f32]>,
+) -> bool {
+    let planes = s.n * s.c_out;
+    input.len() >= planes * in_plane
+        && output.len() >= planes * out_plane
+        && weights.len() >= s.c_out * 9
+        && bias.is_none_or(|b| b.len() >= s.c_out)
+}
+
 fn taps9(k: &[f32; 9], rows: [&[f32]; 3], c: usize, acc: f32) -> f32 {
     let mut acc = acc;
     for (ky, row) in rows.iter().enumerate() {
@@ -421,13 +442,7 @@ pub(crate) mod avx512 {
         let n = h * w;
         let planes = s.n * s.c_out;
         // What the loads and stores below rest on, checked once per call.
-        assert!(
-            flat_wide_applies(s)
-                && input.len() >= planes * n
-                && output.len() >= planes * n
-                && weights.len() >= s.c_out * 9
-                && bias.is_none_or(|b| b.len() >= s.c_out)
-        );
+        assert!(flat_wide_applies(s) && super::buffers_fit(s, input, n, output, n, weights, bias));
         let chunks = n.div_ceil(16);
         // Vectors first..end have every tap inside the plane: p ≥ w + 1 and p + 16 + w ≤ n − 1.
         let first = (w + 1).div_ceil(16).min(chunks);

@@ -234,10 +234,7 @@ pub(crate) mod avx512 {
         // What the loads and stores below rest on, checked once per call.
         assert!(
             super::applies(s, d)
-                && input.len() >= planes * hw
-                && output.len() >= planes * ohw
-                && weights.len() >= s.c_out * 9
-                && bias.is_none_or(|b| b.len() >= s.c_out)
+                && super::super::depthwise::buffers_fit(s, input, hw, output, ohw, weights, bias)
         );
         if hw == 0 || ohw == 0 {
             return;

@@ -67,10 +67,7 @@ pub(crate) mod avx512 {
         // What the loads and stores below rest on, checked once per call.
         assert!(
             super::applies(s, d)
-                && input.len() >= planes * hw
-                && output.len() >= planes * ohw
-                && weights.len() >= s.c_out * 9
-                && bias.is_none_or(|b| b.len() >= s.c_out)
+                && super::super::depthwise::buffers_fit(s, input, hw, output, ohw, weights, bias)
         );
         let mut masks = [[0 as __mmask16; 9]; CHUNKS];
         let masks = flat_masks(&mut masks, ohw, ow, 2, h, w);
