@@ -773,7 +773,8 @@ MV_KERNEL_LEAN mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_strid
  * with MV_VLOAD. The last work-group to finish (ctl[1] counts them) zeroes the control words,
  * so each launch starts from zeros (the host zeroes the control buffer when it allocates it).
  * ctl (u32): [counter, done, flag_row[nt], flag_col[nt]]; data (T): row_agg[nt][H],
- * row_inc[nt][H], col_agg[nt][W], col_inc[nt][W], left_tot[nt], corner_inc[nt]; nt = ntx * nty.
+ * row_inc[nt][H], col_agg[nt][W], col_inc[nt][W], left_tot[nt] (with the direct sums: each
+ * tile's total instead), corner_inc[nt]; nt = ntx * nty.
  * All sums wrap modulo 2^32 / 2^64, which is exact as the true table values fit. */
 #define MV_LB_PX (MV_LB_W / MV_ILANES)
 /* Work-items of a look-back work-group: MV_LB_WARPS rows of 32 lanes, each over MV_LB_WROWS
@@ -860,12 +861,14 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         }                                                                                     \
     }
 
-/* Publishes status v of the work-group's tile in flags: behind a barrier (every work-item's
- * stores before it), one work-item fences, which orders them all device-wide (the fence is
- * cumulative, as in CUDA's grid sync), then stores the flag. */
-#define MV_LB_PUBLISH(flags, v)                                                               \
+/* Publishes status v of the work-group's tile in flags where cond (uniform) holds: behind a
+ * barrier (every work-item's stores before it), one work-item fences, which orders them all
+ * device-wide (the fence is cumulative, as in CUDA's grid sync), then stores the flag. The
+ * barrier is passed whether cond holds or not, so that every work-item of every work-group
+ * reaches the same barriers (PoCL's work-item loops need that). */
+#define MV_LB_PUBLISH_IF(cond, flags, v)                                                      \
     MV_BARRIER();                                                                             \
-    if (lid == 0) {                                                                           \
+    if ((cond) && lid == 0) {                                                                 \
         MV_FENCE_GLOBAL();                                                                    \
         MV_VSTORE(mv_u32, (flags) + g, (v));                                                  \
     }
@@ -929,15 +932,6 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         for (int w_ = 0; w_ < MV_LB_WARPS; ++w_) {                                            \
             corner += wtot[w_];                                                               \
         }                                                                                     \
-    }
-
-/* MV_LB_PUBLISH where cond (uniform) holds; the barrier always, so that every work-item of
- * every work-group reaches the same barriers (PoCL's work-item loops need that). */
-#define MV_LB_PUBLISH_IF(cond, flags, v)                                                      \
-    MV_BARRIER();                                                                             \
-    if ((cond) && lid == 0) {                                                                 \
-        MV_FENCE_GLOBAL();                                                                    \
-        MV_VSTORE(mv_u32, (flags) + g, (v));                                                  \
     }
 
 #define MV_INTEGRAL_LOOKBACK(T, SQ)                                                           \
@@ -1040,7 +1034,7 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
             left_tot[g] = s_;                                                                 \
         }                                                                                     \
     }                                                                                         \
-    MV_LB_PUBLISH(flag_row, 1u);                                                      \
+    MV_LB_PUBLISH_IF(1, flag_row, 1u);                                                        \
     /* B: the sums of the tile's rows left of x0, and their scan down the rows (ecol). */     \
     T left = 0;                                                                               \
     T above = 0;                                                                              \
