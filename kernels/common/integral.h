@@ -765,9 +765,10 @@ MV_KERNEL_LEAN mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_strid
  *     rows (above[] plus the column sums of the rows of lanes before it), keeps running column
  *     sums in registers, adds each row's prefix across the lanes and stages the row in local
  *     memory so that the stores are coalesced.
- * On images of at most MV_LB_DIRECT_MAX tiles a side, B and C are replaced by the direct sums
- * (MV_LB_DIRECT_SUMS below): phase A also publishes the tile's total, and nothing else is
- * published.
+ * That is the walk, in mv_integral_lookback_walk_u8 / _walk_sq_u8. In mv_integral_lookback_u8 /
+ * _sq_u8, B and C are replaced by the direct sums (MV_LB_DIRECT_SUMS below): phase A also
+ * publishes the tile's total, and nothing else is published. Each way is its own kernel, so
+ * neither holds the other's code (registers); the host picks one per image size.
  * A work-group only waits on tiles of smaller index, whose work-groups are running or done, so
  * the waits end. Flags are stored after MV_FENCE_GLOBAL and read (like the data they guard)
  * with MV_VLOAD. The last work-group to finish (ctl[1] counts them) zeroes the control words,
@@ -873,8 +874,9 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         MV_VSTORE(mv_u32, (flags) + g, (v));                                                  \
     }
 
-/* Direct sums, on images of at most MV_LB_DIRECT_MAX tiles a side (host constant; 0: never): no
- * inclusive sums and a single publication. Each work-group publishes its tile's row sums,
+/* Direct sums (the kernels without _walk_ in their names; the host runs them on images of at
+ * most INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE tiles a side, the walks on larger ones): no inclusive
+ * sums and a single publication. Each work-group publishes its tile's row sums,
  * column sums and total (left_tot[g]) once (flag_row = 1), waits until every tile above-left of
  * it has (all of them started earlier), then adds their sums directly: left[r] over the tiles
  * left of it in its row, above[c] over those above it in its column, the corner over the
@@ -883,13 +885,10 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
  * publications per tile; but they grow with the tiles above-left (at 3840 x 2160, 30 x 34
  * tiles: at most 1019 flags and totals over 128 work-items, 29 row and 33 column sums each),
  * hence the walks on images wider or taller than the bound. */
-#ifndef MV_LB_DIRECT_MAX
-#define MV_LB_DIRECT_MAX 0
-#endif
 #define MV_LB_DBATCH 8
 #define MV_LB_DIRECT_SUMS(T)                                                                  \
     {                                                                                         \
-        /* Trip counts 0 unless direct_, barriers always (uniform for PoCL). */               \
+        /* Trip counts 0 unless direct_, barriers always (uniform for PoCL).  */              \
         int dtx_ = direct_ ? tx : 0;                                                          \
         int dty_ = direct_ ? ty : 0;                                                          \
         int rect_ = direct_ ? (ty + 1) * (tx + 1) - 1 : 0; /* above-left, own tile excluded */\
@@ -934,7 +933,7 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         }                                                                                     \
     }
 
-#define MV_INTEGRAL_LOOKBACK(T, SQ)                                                           \
+#define MV_INTEGRAL_LOOKBACK(T, SQ, DIRECT)                                                   \
     MV_LOCAL_ARRAY(T, red, MV_LB_H * (MV_ILANES + 1));                                        \
     MV_LOCAL_ARRAY(T, colpart, MV_LB_WARPS * MV_LB_W);                                        \
     MV_LOCAL_ARRAY(T, tot, MV_ISHFL ? 1 : MV_LB_N);                                           \
@@ -953,7 +952,7 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
     int ntx = (width + MV_LB_W - 1) / MV_LB_W;                                                \
     int nty = (height + MV_LB_H - 1) / MV_LB_H;                                               \
     int nt = ntx * nty;                                                                       \
-    int direct_ = ntx <= MV_LB_DIRECT_MAX && nty <= MV_LB_DIRECT_MAX; /* else walked */       \
+    int direct_ = (DIRECT); /* else walked; a constant, so each kernel keeps one way's code */\
     int lid = MV_LID_X;                                                                       \
     int lx = lid % MV_ILANES;                                                                 \
     int wv = lid / MV_ILANES;                                                                 \
@@ -1210,12 +1209,28 @@ MV_KERNEL_LEAN mv_integral_lookback_u8(MV_GLOBAL const mv_u8* src, int src_strid
                                   MV_GLOBAL mv_u32* table, int stride, MV_GLOBAL mv_u32* ctl,
                                   MV_GLOBAL mv_u32* data, int width, int height)
 {
-    MV_INTEGRAL_LOOKBACK(mv_u32, 0)
+    MV_INTEGRAL_LOOKBACK(mv_u32, 0, 1)
 }
 
 MV_KERNEL_LEAN mv_integral_lookback_sq_u8(MV_GLOBAL const mv_u8* src, int src_stride,
                                      MV_GLOBAL mv_u64* table, int stride, MV_GLOBAL mv_u32* ctl,
                                      MV_GLOBAL mv_u64* data, int width, int height)
 {
-    MV_INTEGRAL_LOOKBACK(mv_u64, 1)
+    MV_INTEGRAL_LOOKBACK(mv_u64, 1, 1)
+}
+
+MV_KERNEL_LEAN mv_integral_lookback_walk_u8(MV_GLOBAL const mv_u8* src, int src_stride,
+                                       MV_GLOBAL mv_u32* table, int stride,
+                                       MV_GLOBAL mv_u32* ctl, MV_GLOBAL mv_u32* data, int width,
+                                       int height)
+{
+    MV_INTEGRAL_LOOKBACK(mv_u32, 0, 0)
+}
+
+MV_KERNEL_LEAN mv_integral_lookback_walk_sq_u8(MV_GLOBAL const mv_u8* src, int src_stride,
+                                          MV_GLOBAL mv_u64* table, int stride,
+                                          MV_GLOBAL mv_u32* ctl, MV_GLOBAL mv_u64* data,
+                                          int width, int height)
+{
+    MV_INTEGRAL_LOOKBACK(mv_u64, 1, 0)
 }

@@ -133,7 +133,9 @@ pub struct IntegralTuning {
 }
 
 /// How the look-back integral scan gathers a tile's carries from the tiles before it
-/// (`MVISION_INTEGRAL_LOOKBACK`, the kernels' `MV_LB_DIRECT_MAX`); the tables are the same.
+/// (`MVISION_INTEGRAL_LOOKBACK`); the tables are the same. Each way is its own kernel
+/// ([`names::INTEGRAL_LOOKBACK_U8`], [`names::INTEGRAL_LOOKBACK_WALK_U8`] and their squares),
+/// chosen per launch from the image's tiles ([`IntegralLookBack::direct_max_side`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IntegralLookBack {
     /// `auto` (the default): [`IntegralLookBack::Direct`] on images of at most
@@ -160,8 +162,8 @@ pub enum IntegralLookBack {
 pub const INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE: usize = 128;
 
 impl IntegralLookBack {
-    /// The most tiles along each side of an image on which the kernels add the carries
-    /// directly (`MV_LB_DIRECT_MAX`).
+    /// The most tiles along each side of an image on which the carries are added directly
+    /// (the direct kernels run); on larger images the walks run.
     pub fn direct_max_side(self) -> usize {
         match self {
             IntegralLookBack::Auto => INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE,
@@ -667,10 +669,16 @@ pub mod names {
     pub const INTEGRAL_TILES_U8: &str = "mv_integral_tiles_u8";
     /// Tiled integral image, pass 3 of the squares: each tile's part of the table of squares.
     pub const INTEGRAL_TILES_SQ_U8: &str = "mv_integral_tiles_sq_u8";
-    /// Integral image in one launch: each tile's carries by look-back over earlier tiles.
+    /// Integral image in one launch: each tile adds the published sums of every tile above-left
+    /// of it ([`crate::IntegralLookBack::Direct`]).
     pub const INTEGRAL_LOOKBACK_U8: &str = "mv_integral_lookback_u8";
     /// The table of squares in one launch, as [`INTEGRAL_LOOKBACK_U8`].
     pub const INTEGRAL_LOOKBACK_SQ_U8: &str = "mv_integral_lookback_sq_u8";
+    /// Integral image in one launch, each tile's carries by decoupled look-back walks over
+    /// earlier tiles ([`crate::IntegralLookBack::Walk`]).
+    pub const INTEGRAL_LOOKBACK_WALK_U8: &str = "mv_integral_lookback_walk_u8";
+    /// The table of squares in one launch, as [`INTEGRAL_LOOKBACK_WALK_U8`].
+    pub const INTEGRAL_LOOKBACK_WALK_SQ_U8: &str = "mv_integral_lookback_walk_sq_u8";
     /// One pyramid level down of a `u8` image.
     pub const PYR_DOWN_U8: &str = "mv_pyr_down_u8";
     /// One pyramid level down of an `f32` image.
@@ -756,6 +764,8 @@ impl KernelSet {
                 INTEGRAL_TILES_SQ_U8,
                 INTEGRAL_LOOKBACK_U8,
                 INTEGRAL_LOOKBACK_SQ_U8,
+                INTEGRAL_LOOKBACK_WALK_U8,
+                INTEGRAL_LOOKBACK_WALK_SQ_U8,
             ],
             KernelSet::Resample => &[
                 PYR_DOWN_U8,
@@ -885,7 +895,6 @@ pub fn constants() -> String {
     let icarry_par = u8::from(tuning.carries == IntegralCarries::Par);
     let icarry_tiled = u8::from(tuning.carries == IntegralCarries::Tiled);
     let stream_rows = FilterTuning::get().stream_rows;
-    let lb_direct = tuning.lookback.direct_max_side();
     format!(
         "#define MV_MAX_KSIZE {MAX_KERNEL_SIZE}\n\
          #define MV_RESIZE_FRAC_BITS {RESIZE_FRAC_BITS}\n\
@@ -903,8 +912,7 @@ pub fn constants() -> String {
          #define MV_LB_H {INTEGRAL_LOOKBACK_TILE_H}\n\
          #define MV_PX_U8 {PX_U8}\n\
          #define MV_PX_F32 {PX_F32}\n\
-         #define MV_STREAM_ROWS {stream_rows}\n\
-         #define MV_LB_DIRECT_MAX {lb_direct}\n"
+         #define MV_STREAM_ROWS {stream_rows}\n"
     )
 }
 

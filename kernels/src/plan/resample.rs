@@ -104,6 +104,14 @@ impl<B: Copy> IntegralPlan<B> {
         w.div_ceil(INTEGRAL_LOOKBACK_TILE_W) * h.div_ceil(INTEGRAL_LOOKBACK_TILE_H)
     }
 
+    /// Whether the look-back scan adds its carries directly ([`crate::IntegralLookBack::Direct`]) rather
+    /// than by walks: at most [`crate::IntegralLookBack::direct_max_side`] tiles along each side.
+    fn lookback_direct(&self) -> bool {
+        let (w, h) = self.size;
+        let most = IntegralTuning::get().lookback.direct_max_side();
+        w.div_ceil(INTEGRAL_LOOKBACK_TILE_W) <= most && h.div_ceil(INTEGRAL_LOOKBACK_TILE_H) <= most
+    }
+
     /// The scratch of the scan that runs with the kernels' group limit `kernel_limit`: the
     /// tiled scan `nty · w + 2 · ntx · h + ntx · nty` elements of each type, `ntx × nty` being
     /// its tiles; the look-back scan `nt · (2 · 64 + 2 · 128 + 2)` elements of each type and
@@ -130,8 +138,9 @@ impl<B: Copy> IntegralPlan<B> {
     /// With `scratch` (the driver's buffers of at least [`IntegralPlan::scratch`] bytes:
     /// `u32`, `u64` with the squared table, control words for the look-back scan) and a
     /// [`IntegralPlan::tiled_group`], the look-back scan where it runs ([`IntegralScan`]):
-    /// `mv_integral_lookback_u8` and, with the squared table, `mv_integral_lookback_sq_u8`,
-    /// each one group of [`INTEGRAL_LOOKBACK_GROUP`] per tile of [`INTEGRAL_LOOKBACK_TILE_W`] ×
+    /// `mv_integral_lookback_u8` and, with the squared table, `mv_integral_lookback_sq_u8`
+    /// (the `_walk_` kernels instead on images of more than
+    /// [`crate::IntegralLookBack::direct_max_side`] tiles along a side), each one group of [`INTEGRAL_LOOKBACK_GROUP`] per tile of [`INTEGRAL_LOOKBACK_TILE_W`] ×
     /// [`INTEGRAL_LOOKBACK_TILE_H`]; else the tiled scan: `mv_integral_tile_sums_u8`,
     /// `mv_integral_tiles_u8` and, with the squared table, `mv_integral_tiles_sq_u8` with one
     /// work-group per tile, `mv_integral_carries`
@@ -162,9 +171,15 @@ impl<B: Copy> IntegralPlan<B> {
                     let (n, groups) = (INTEGRAL_LOOKBACK_GROUP, self.lookback_tiles());
                     Launch::new(set, Tile::DEFAULT, kernel, args, [groups * n, 1], [n, 1])
                 };
-                let mut launches = vec![one(names::INTEGRAL_LOOKBACK_U8, &self.sum, s32)];
+                let (pixels, squares) = if self.lookback_direct() {
+                    (names::INTEGRAL_LOOKBACK_U8, names::INTEGRAL_LOOKBACK_SQ_U8)
+                } else {
+                    let sq = names::INTEGRAL_LOOKBACK_WALK_SQ_U8;
+                    (names::INTEGRAL_LOOKBACK_WALK_U8, sq)
+                };
+                let mut launches = vec![one(pixels, &self.sum, s32)];
                 if let (true, Some(s64)) = (self.want_sq, s64) {
-                    launches.push(one(names::INTEGRAL_LOOKBACK_SQ_U8, &self.sq, s64));
+                    launches.push(one(squares, &self.sq, s64));
                 }
                 return launches;
             }

@@ -686,6 +686,37 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
         (one.kernel, one.groups()),
         (names::INTEGRAL_LOOKBACK_U8, [1, 1])
     );
+    // Up to INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE tiles along each side the direct kernels, one
+    // tile more along either side the walks (both tables; 1 - 2 Mpx, so the look-back scan).
+    let side = crate::INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE;
+    let (tw, th) = (
+        crate::INTEGRAL_LOOKBACK_TILE_W,
+        crate::INTEGRAL_LOOKBACK_TILE_H,
+    );
+    for (w, h, direct) in [
+        (side * tw, 64, true),
+        (side * tw + 1, 64, false),
+        (64, side * th, true),
+        (64, side * th + 1, false),
+    ] {
+        let plan = p
+            .integral_u8(
+                img(1, w, h),
+                img(2, w + 1, h + 1),
+                Some(img(3, w + 1, h + 1)),
+            )
+            .unwrap();
+        let [sums, squares] = launches(plan, usize::MAX, Some((8, Some(9), Some(10))));
+        let want = if direct {
+            [names::INTEGRAL_LOOKBACK_U8, names::INTEGRAL_LOOKBACK_SQ_U8]
+        } else {
+            [
+                names::INTEGRAL_LOOKBACK_WALK_U8,
+                names::INTEGRAL_LOOKBACK_WALK_SQ_U8,
+            ]
+        };
+        assert_eq!([sums.kernel, squares.kernel], want, "{w} x {h}");
+    }
 }
 
 #[test]
