@@ -735,6 +735,129 @@ fn branches_concat() {
     }
 }
 
+/// A plan of `net` (workspace budget 1 MiB) and its tensors' arena offsets.
+fn offsets(net: &Net) -> Vec<Option<usize>> {
+    let g = net.graph();
+    let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+    let plan = make_plan(&g, 1 << 20, &mut slots).unwrap();
+    (0..net.tensors.len() as u32)
+        .map(|t| plan.offset(t))
+        .collect()
+}
+
+/// SqueezeNet's fire module: squeeze 1×1 → expand 1×1 and expand 3×3 → concat → conv. At batch
+/// 1 the expand layers write into the concatenation (no copy): arena = squeeze + concat, where
+/// copies need a block per expand output too; at batch 2 (channel runs not contiguous) the
+/// concatenation copies. The same bits as the layers either way.
+#[test]
+fn fire_module_concat_in_place() {
+    for batch in [1, 2] {
+        let mut rng = Rng::new(21);
+        let mut net = Net::default();
+        let x = net.input(batch, 8, 9, 9);
+        let sq = net.conv(&mut rng, x, 4, 1, 0, Activation::Relu);
+        let e1 = net.conv(&mut rng, sq, 6, 1, 0, Activation::Relu);
+        let e3 = net.conv(&mut rng, sq, 5, 3, 1, Activation::Relu);
+        let c = net.t(batch, 11, 9, 9);
+        net.nodes.push(Node::concat(&[e1, e3], c, 1));
+        let y = net.conv(&mut rng, c, 3, 3, 1, Activation::None);
+        net.outputs.push(y);
+        let (arena, sum) = check(&net, 1 << 20, 7);
+        let off = offsets(&net);
+        let plane = 81 * batch;
+        if batch == 1 {
+            assert_eq!(off[e1 as usize], off[c as usize], "expand 1x1 in place");
+            assert_eq!(off[e3 as usize], off[c as usize].map(|o| o + 6 * plane));
+            assert_eq!(arena, (4 + 11) * plane, "squeeze + concat");
+        } else {
+            assert_ne!(off[e1 as usize], off[c as usize]);
+            // sq + e1 + e3 live together, then the concatenation above them.
+            assert_eq!(arena, (4 + 6 + 5 + 11) * plane);
+        }
+        println!("fire batch {batch}: arena {arena} f32, naive sum {sum}");
+    }
+}
+
+/// Which inputs of a concatenation are written in place and which are copied, each case
+/// against the layers bit for bit:
+/// * `c1 = [a, r, b]`: `a` a conv output read again after `c1` (by `d`) and a graph output;
+///   `r = relu(a)` a slice written from another slice of the same block (the relu copies
+///   first: not in place); `b` a conv reading the slice `a`;
+/// * `c2 = [c1, x, d]`: a concatenation and a graph input are copied, `d` written in place;
+/// * `c3 = [e, e]`: an input twice is copied;
+/// * `c4 = [f, g]` along H at N = C = 1 (contiguous runs): in place;
+/// * `c5 = [h, fl]` along W: not contiguous, copied; `c6 = [fl, k]`: the Flatten output
+///   `fl` is copied, the FC output `k` written in place;
+/// * a Flatten of a slice, and a ReLU in place into a slice once its block is otherwise dead.
+#[test]
+fn concat_slices_and_copies() {
+    let mut rng = Rng::new(31);
+    let mut net = Net::default();
+    let x = net.input(1, 3, 6, 6);
+    let a = net.conv(&mut rng, x, 4, 3, 1, Activation::None);
+    let r = net.act(a, Activation::Relu);
+    let b = net.conv(&mut rng, a, 2, 1, 0, Activation::Sigmoid);
+    let c1 = net.t(1, 10, 6, 6);
+    net.nodes.push(Node::concat(&[a, r, b], c1, 1));
+    let d = net.conv(&mut rng, a, 2, 1, 0, Activation::None);
+    let c2 = net.t(1, 15, 6, 6);
+    net.nodes.push(Node::concat(&[c1, x, d], c2, 1));
+    let e = net.conv(&mut rng, c2, 3, 1, 0, Activation::None);
+    let c3 = net.t(1, 6, 6, 6);
+    net.nodes.push(Node::concat(&[e, e], c3, 1));
+    let f = net.conv(&mut rng, c3, 1, 3, 1, Activation::None);
+    let g = net.conv(&mut rng, c3, 1, 1, 0, Activation::Relu);
+    let c4 = net.t(1, 1, 12, 6);
+    net.nodes.push(Node::concat(&[f, g], c4, 2));
+    let h = net.conv(&mut rng, c4, 2, 1, 0, Activation::None);
+    let hs = net.shape(h);
+    let fl = net.unary(h, Shape4::new(1, 2, hs.h, hs.w).unwrap(), |x, y| {
+        Node::reshape(x, y)
+    });
+    let c5 = net.t(1, 2, 12, 12);
+    net.nodes.push(Node::concat(&[h, fl], c5, 3));
+    let fl2 = net.flatten(c4);
+    let k = net.fc(&mut rng, fl2, 5);
+    let c6 = net.t(1, 72 + 5, 1, 1);
+    net.nodes.push(Node::concat(&[fl2, k], c6, 1));
+    // A Flatten of a slice (an alias keeps the slice's offset), and a ReLU of a slice as the
+    // last use of its concatenation's block: in place, into the slice.
+    let gf = net.flatten(g);
+    let p = net.conv(&mut rng, x, 2, 1, 0, Activation::None);
+    let q = net.conv(&mut rng, x, 3, 1, 0, Activation::None);
+    let c7 = net.t(1, 5, 6, 6);
+    net.nodes.push(Node::concat(&[p, q], c7, 1));
+    let m = net.conv(&mut rng, c7, 1, 1, 0, Activation::None);
+    let qr = net.act(q, Activation::Relu);
+    net.outputs.extend([c2, a, c5, c6, gf, m, qr]);
+    check(&net, 1 << 20, 8);
+    let off = offsets(&net);
+    let at = |t: u32| off[t as usize];
+    let plane = 36;
+    let within = |t: u32, c: u32, o: usize| at(t) == at(c).map(|b| b + o);
+    assert!(within(a, c1, 0) && within(r, c1, 4 * plane) && within(b, c1, 8 * plane));
+    assert!(within(d, c2, 13 * plane), "d in place");
+    assert!(!within(c1, c2, 0), "a concatenation is copied");
+    assert!(
+        !within(e, c3, 0) && !within(e, c3, 3 * plane),
+        "e twice: copied"
+    );
+    assert!(
+        within(f, c4, 0) && within(g, c4, plane),
+        "H runs at N = C = 1"
+    );
+    assert!(!within(h, c5, 0), "W runs are not contiguous");
+    assert!(
+        !within(fl2, c6, 0) && within(k, c6, 72),
+        "Flatten copied, FC in place"
+    );
+    assert_eq!(at(gf), at(g), "a Flatten of a slice");
+    assert!(
+        within(q, c7, 2 * plane) && at(qr) == at(q),
+        "ReLU in place into a slice"
+    );
+}
+
 /// Pad (reflect, then constant) then conv, average pooling, reduce-mean; and Flatten then FC
 /// straight from a graph input (the flatten aliases the caller's slice).
 #[test]

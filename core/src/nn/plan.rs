@@ -15,6 +15,15 @@
 //!    this node, the smallest that fits (best fit; ties: lowest offset), else the space just above
 //!    the highest live block. A block is live from the node writing it to the last use of its
 //!    tensor and of every alias of it.
+//!
+//!    Concatenations are written in place where each input is one contiguous run of the
+//!    output (every dimension before the axis is 1: channels at batch 1, as in SqueezeNet's
+//!    fire modules): an input written by an earlier node (not a Flatten, Reshape or Concat),
+//!    appearing once in the concatenation and in no earlier one, and not a graph input, is a
+//!    *slice* of the concatenation's block at its run's offset. The block is placed (best fit)
+//!    when the first such input's node runs and lives until the last use of the concatenation
+//!    or of any of its slices; the Concat node then copies only its other inputs. Nothing moves
+//!    in the other cases (batch > 1 along channels, inner axes), where it copies as before.
 //! 3. Each convolution's method is [`choose_method`] under the caller's workspace budget.
 //! 4. With [`make_plan_prepared`], Winograd and blocked convolutions, in node order, get their
 //!    weights pre-transformed ([`winograd_weights_len`]: 16/9 of the layer's weights;
@@ -62,6 +71,9 @@ enum Place {
     Input(usize),
     /// The same memory as tensor `id` (Flatten, Reshape, in-place operators).
     Alias(u32),
+    /// Tensor `id`'s memory from element `off` on: a part of a concatenation, written there by
+    /// its own node so that the Concat node copies nothing.
+    Slice(u32, usize),
     /// A block of the arena from this element offset.
     Arena(usize),
 }
@@ -177,15 +189,76 @@ fn prepared_weights_len(method: ConvMethod, shape: &Conv2dShape) -> Result<Optio
     })
 }
 
-/// The root tensor of `id`'s alias chain and its place.
+/// The root tensor of `id`'s alias and slice chain (the tensor owning the block) and where
+/// `id`'s own memory is: the root's place, its arena offset moved by the slices' offsets.
 fn root(slots: &[PlanSlot], mut id: u32) -> Result<(u32, Place)> {
+    let mut off = 0usize;
     for _ in 0..=slots.len() {
         match slots.get(id as usize).ok_or(Error::InvalidArgument)?.place {
             Place::Alias(p) => id = p,
-            place => return Ok((id, place)),
+            Place::Slice(p, o) => {
+                id = p;
+                off = off.checked_add(o).ok_or(Error::Overflow)?;
+            }
+            Place::Arena(a) => {
+                return Ok((id, Place::Arena(a.checked_add(off).ok_or(Error::Overflow)?)));
+            }
+            // A slice is only made of a concatenation that is not a graph input.
+            place if off == 0 => return Ok((id, place)),
+            _ => return Err(Error::InvalidArgument),
         }
     }
     Err(Error::InvalidArgument)
+}
+
+/// Whether a concatenation of NCHW `shape` along `axis` lays each input out as one contiguous
+/// run of the output (every dimension before `axis` is 1: for channels, batch 1), so that
+/// its inputs can be written in place ([`Place::Slice`]).
+fn contiguous_concat(shape: &Shape4, axis: usize) -> bool {
+    [shape.n, shape.c, shape.h, shape.w]
+        .get(..axis)
+        .is_some_and(|d| d.iter().all(|&x| x == 1))
+}
+
+/// Marks the inputs of contiguous concatenations that their own nodes can write straight into
+/// the concatenation's memory (module docs, step 2), and makes each such concatenation's block
+/// live as long as any of those parts is read.
+fn plan_concat_slices(graph: &Graph<'_>, slots: &mut [PlanSlot]) -> Result<()> {
+    let nodes = graph.nodes;
+    for (ci, node) in nodes.iter().enumerate() {
+        let Op::Concat(axis) = graph.decode(node)? else {
+            continue;
+        };
+        let c = node.output;
+        if !contiguous_concat(&graph.shape(c)?, axis) || slots[c as usize].place != Place::Unused {
+            continue;
+        }
+        let parts = &node.inputs[..node.input_count as usize];
+        let mut off = 0usize;
+        for (k, &t) in parts.iter().enumerate() {
+            let once = !parts[..k].contains(&t) && !parts[k + 1..].contains(&t);
+            // Written by an earlier node that computes into its output (not a Flatten or
+            // Reshape, whose output is its input's memory, nor a concatenation), and not yet a
+            // part of another concatenation nor a graph input.
+            let mut writer = false;
+            for n in &nodes[..ci] {
+                if n.output == t {
+                    let op = graph.decode(n)?;
+                    writer = !op.alias() && !matches!(op, Op::Concat(_));
+                }
+            }
+            if once && writer && slots[t as usize].place == Place::Unused {
+                slots[t as usize].place = Place::Slice(c, off);
+                let e = slots[t as usize].end;
+                let ce = &mut slots[c as usize].end;
+                *ce = (*ce).max(e);
+            }
+            off = off
+                .checked_add(graph.shape(t)?.elements()?)
+                .ok_or(Error::Overflow)?;
+        }
+    }
+    Ok(())
 }
 
 /// Validates `graph` and plans it into `slots` (at least [`plan_len`] of them), choosing each
@@ -238,6 +311,7 @@ pub fn make_plan_prepared<'p>(
     for s in slots.iter_mut() {
         s.end = s.last;
     }
+    plan_concat_slices(graph, slots)?;
     let (mut arena_len, mut scratch_len, mut prepared_len) = (0usize, 0usize, 0usize);
     for (i, node) in nodes.iter().enumerate() {
         let op = graph.decode(node)?;
@@ -278,9 +352,23 @@ pub fn make_plan_prepared<'p>(
             Op::MatMul(shape) => scratch_len = scratch_len.max(matmul_pack_len(&shape)),
             _ => {}
         }
+        if let Place::Slice(c, _) = slots[out as usize].place {
+            // A part of a concatenation: its block is placed by its first part's node.
+            if slots[c as usize].place == Place::Unused {
+                let len = graph.shape(c)?.elements()?;
+                let at = best_fit(slots, i, len)?;
+                slots[c as usize].place = Place::Arena(at);
+                slots[c as usize].len = len;
+                arena_len = arena_len.max(at.checked_add(len).ok_or(Error::Overflow)?);
+            }
+            continue;
+        }
+        if matches!(op, Op::Concat(_)) && slots[out as usize].place != Place::Unused {
+            continue; // placed with its first part
+        }
         if op.alias() {
             let (r, _) = root(slots, node.inputs[0])?;
-            slots[out as usize].place = Place::Alias(r);
+            slots[out as usize].place = Place::Alias(node.inputs[0]);
             let e = &mut slots[r as usize].end;
             *e = (*e).max(out_last);
             continue;
@@ -293,7 +381,7 @@ pub fn make_plan_prepared<'p>(
                 None
             };
             if matches!(place, Place::Arena(_)) && slots[r as usize].end == i && other != Some(r) {
-                slots[out as usize].place = Place::Alias(r);
+                slots[out as usize].place = Place::Alias(node.inputs[0]);
                 slots[r as usize].end = out_last;
                 continue;
             }
@@ -526,8 +614,7 @@ pub fn forward_observed(
             continue;
         }
         let len = |t: u32| -> Result<usize> { graph.shape(t)?.elements() };
-        let (out_root, place) = root(slots, node.output)?;
-        let Place::Arena(at) = place else {
+        let Place::Arena(at) = root(slots, node.output)?.1 else {
             return Err(Error::InvalidArgument);
         };
         let y_len = len(node.output)?;
@@ -539,7 +626,12 @@ pub fn forward_observed(
         let (y, right) = rest.split_at_mut(y_len);
         let (left, right): (&[f32], &[f32]) = (left, right);
         let x0 = node.inputs[0];
-        let in_place = root(slots, x0)?.0 == out_root;
+        // Whether a tensor's memory starts where the output's does (in place; a part of a
+        // concatenation already in it).
+        let at_out = |t: u32, off: usize| -> Result<bool> {
+            Ok(root(slots, t)?.1 == Place::Arena(at.checked_add(off).ok_or(Error::Overflow)?))
+        };
+        let in_place = at_out(x0, 0)?;
         let rd = |t: u32| read(slots, t, len(t)?, inputs, left, right, end);
         // The first input, or (in place) a copy already in `y`.
         let x = |y: &mut [f32]| -> Result<()> {
@@ -627,6 +719,19 @@ pub fn forward_observed(
             }
             Op::MatMul(shape) => matmul(&shape, rd(x0)?, rd(node.inputs[1])?, y, scratch)?,
             Op::Constant(w) => y.copy_from_slice(w),
+            Op::Concat(axis) if contiguous_concat(&graph.shape(node.output)?, axis) => {
+                // Each input is one run of the output: copy the parts not written in place.
+                let mut off = 0usize;
+                for &t in &node.inputs[..node.input_count as usize] {
+                    let n = len(t)?;
+                    let end = off.checked_add(n).ok_or(Error::Overflow)?;
+                    let part = y.get_mut(off..end).ok_or(Error::InvalidArgument)?;
+                    if !at_out(t, off)? {
+                        part.copy_from_slice(rd(t)?);
+                    }
+                    off = end;
+                }
+            }
             Op::Concat(axis) => {
                 let count = node.input_count as usize;
                 let first: (Shape4, &[f32]) = (graph.shape(x0)?, rd(x0)?);
