@@ -633,13 +633,16 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
         0,
         "2^22 pixels and more: tiled"
     );
-    let plan = p
-        .integral_u8(
+    // Both tables of a w x h image.
+    let with_sq = |w: usize, h: usize| {
+        p.integral_u8(
             img(1, w, h),
             img(2, w + 1, h + 1),
             Some(img(3, w + 1, h + 1)),
         )
-        .unwrap();
+        .unwrap()
+    };
+    let plan = with_sq(w, h);
     // 16 x 32 tiles of 128 x 64; per tile 2 · 64 row sums, 2 · 128 column sums and two
     // totals of each type; two control words plus two flags a tile.
     let nt = 16 * 32;
@@ -699,14 +702,7 @@ fn integral_runs_the_lookback_scan_where_work_groups_may_wait() {
         (64, side * th, true),
         (64, side * th + 1, false),
     ] {
-        let plan = p
-            .integral_u8(
-                img(1, w, h),
-                img(2, w + 1, h + 1),
-                Some(img(3, w + 1, h + 1)),
-            )
-            .unwrap();
-        let [sums, squares] = launches(plan, usize::MAX, Some((8, Some(9), Some(10))));
+        let [sums, squares] = launches(with_sq(w, h), usize::MAX, Some((8, Some(9), Some(10))));
         let want = if direct {
             [names::INTEGRAL_LOOKBACK_U8, names::INTEGRAL_LOOKBACK_SQ_U8]
         } else {
