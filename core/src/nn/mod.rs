@@ -76,6 +76,7 @@ pub mod matmul;
 pub mod model;
 pub mod plan;
 pub mod pool;
+mod pool_channels;
 pub mod reduce;
 mod small_pointwise;
 pub mod tensor;
