@@ -208,10 +208,23 @@ fn pool(
 /// Those of [`Pool2dShape::dims`]; [`Error::BufferTooSmall`] if `input` or `output` is shorter
 /// than its tensor. Nothing is written on error.
 pub fn max_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Result<()> {
+    max_pool2d_from(shape, input, output, true)
+}
+
+/// [`max_pool2d`], told whether `input` is likely still in L2 or L3 (`cached`), which decides
+/// the AVX-512 kernel for 3 × 3 / 2 pools of 16 planes or more (the same bits either way; see
+/// `pool_channels::prefers`). The plan passes `false` when a convolution just wrote the
+/// input (its weights and input went through the caches after the output).
+pub(crate) fn max_pool2d_from(
+    shape: &Pool2dShape,
+    input: &[f32],
+    output: &mut [f32],
+    cached: bool,
+) -> Result<()> {
     let d = check(shape, input, output)?;
     let s = shape;
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if super::pool_channels::applies(s, &d) && super::blocked::fast() {
+    if super::pool_channels::prefers(s, &d, cached) && super::blocked::fast() {
         // SAFETY: x86-64-v4 is active (as below).
         #[allow(unsafe_code)]
         unsafe {

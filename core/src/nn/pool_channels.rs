@@ -41,6 +41,24 @@ pub(crate) fn applies(s: &Pool2dShape, d: &PoolDims) -> bool {
         && d.out_w + 15 <= RING_OUT
 }
 
+/// Largest plane (pixels) that takes this path when its input is not `cached`.
+const COLD_PLANE: usize = 16 * 16;
+
+/// Whether `max_pool2d` should run `s` here rather than with the row kernel: where it
+/// [`applies`], if the input is likely `cached` (in L2 or L3) or its planes are at most 16²
+/// pixels. Pooling alone (the row kernel's time = 1; min of 150 calls, alternating, 2 rounds):
+/// with the input just written (SqueezeNet's pools follow a Concat) the ring took 0.73–0.82
+/// on 64 × 55², 0.72–0.80 on 128 × 55², 0.63–0.66 on 192 × 27², 0.60–0.68 on 256 × 27² and
+/// 0.34–0.36 on 256 × 13²; after a 3 MB sweep (input in L3) 0.71–0.87; after a 32 MB sweep
+/// 1.17–1.45 on all but 256 × 13² (0.74–0.88), the 16 input streams
+/// being slower to fetch from memory than the row kernel's one. In AlexNet, where each pool
+/// follows a convolution (1.2 MB of weights between the output's stores and the pool), the
+/// ring took 64 × 55² from 0.039–0.054 to 0.039–0.054 ms and 192 × 27² from 0.028–0.044 to
+/// 0.031–0.049 ms (8 rounds, load 3.7–4.4), 256 × 13² from 0.016–0.027 to 0.011–0.019.
+pub(crate) fn prefers(s: &Pool2dShape, d: &PoolDims, cached: bool) -> bool {
+    applies(s, d) && (cached || s.h * s.w <= COLD_PLANE)
+}
+
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
 pub(crate) mod avx512 {
@@ -53,6 +71,13 @@ pub(crate) mod avx512 {
     use super::super::depthwise_channels::avx512::{transpose16, transpose_in};
     use super::super::pool::window;
     use super::{ring_rows, Pool2dShape, PoolDims, RING_IN, RING_OUT};
+
+    /// How far ahead (pixels of each plane) the transposition prefetches its 16 planes, into
+    /// L1: 4 cache lines per plane, 64 lines in all. With the input out of the caches (a
+    /// 32 MB sweep before each call) it took the ring from 1.5× the row kernel's time to
+    /// 1.2–1.4× on 64 × 55², 128 × 55² and 256 × 27², and from 1.1× to 0.8× on 256 × 13²; 128,
+    /// 160 and 320 pixels did no better, nor a sweep of the next 16 planes into L2.
+    const PREFETCH_PX: usize = 64;
 
     /// Output pixel `ox` of a row whose three input rows are `r` (ring rows of `w` pixel
     /// vectors; `None` outside the image): `max(tap, m)` over the taps that exist, from −∞.
@@ -113,6 +138,18 @@ pub(crate) mod avx512 {
                 let need = (((top + 3).max(0) as usize).min(h) * w).min(hw);
                 while done_in < need {
                     let n = (hw - done_in).min(16);
+                    // The 16 planes PREFETCH_PX pixels ahead (past a plane's end, the next
+                    // block's same plane; past the tensor's, nothing that faults).
+                    let ahead = done_in + PREFETCH_PX;
+                    let (plane0, at) = if ahead < hw {
+                        (0, ahead)
+                    } else {
+                        (16, ahead - hw)
+                    };
+                    for l in 0..16 {
+                        let p = x.wrapping_add((plane0 + l) * hw + at);
+                        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+                    }
                     // SAFETY: planes 0..16 of the block, pixels done_in .. done_in + n ≤ hw;
                     // slot < ring_len ≤ RING_IN.
                     unsafe {
