@@ -223,6 +223,8 @@ pub(crate) fn max_pool2d_from(
 ) -> Result<()> {
     let d = check(shape, input, output)?;
     let s = shape;
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    let _ = cached; // one kernel only
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if super::pool_channels::prefers(s, &d, cached) && super::blocked::fast() {
         // SAFETY: x86-64-v4 is active (as below).

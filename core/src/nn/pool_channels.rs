@@ -46,14 +46,15 @@ const COLD_PLANE: usize = 16 * 16;
 
 /// Whether `max_pool2d` should run `s` here rather than with the row kernel: where it
 /// [`applies`], if the input is likely `cached` (in L2 or L3) or its planes are at most 16²
-/// pixels. Pooling alone (the row kernel's time = 1; min of 150 calls, alternating, 2 rounds):
+/// pixels. Pooling alone (the row kernel's time = 1; medians of 150 calls each, interleaved, 2
+/// rounds):
 /// with the input just written (SqueezeNet's pools follow a Concat) the ring took 0.73–0.82
-/// on 64 × 55², 0.72–0.80 on 128 × 55², 0.63–0.66 on 192 × 27², 0.60–0.68 on 256 × 27² and
-/// 0.34–0.36 on 256 × 13²; after a 3 MB sweep (input in L3) 0.71–0.87; after a 32 MB sweep
-/// 1.17–1.45 on all but 256 × 13² (0.74–0.88), the 16 input streams
+/// on 64 × 55², 0.72–0.80 on 128 × 55², 0.62–0.66 on 192 × 27², 0.60–0.68 on 256 × 27² and
+/// 0.34–0.36 on 256 × 13²; after a 3 MB sweep (input in L3) 0.38–0.87; after a 32 MB sweep
+/// 1.13–1.45 on all but 256 × 13² (0.74–0.86), the 16 input streams
 /// being slower to fetch from memory than the row kernel's one. In AlexNet, where each pool
-/// follows a convolution (1.2 MB of weights between the output's stores and the pool), the
-/// ring took 64 × 55² from 0.039–0.054 to 0.039–0.054 ms and 192 × 27² from 0.028–0.044 to
+/// follows a convolution (its input, weights and scratch pass through the caches after its
+/// first output stores; conv2's weights alone are 1.2 MB), the ring took 64 × 55² from 0.039–0.054 to 0.039–0.054 ms and 192 × 27² from 0.028–0.044 to
 /// 0.031–0.049 ms (8 rounds, load 3.7–4.4), 256 × 13² from 0.016–0.027 to 0.011–0.019.
 pub(crate) fn prefers(s: &Pool2dShape, d: &PoolDims, cached: bool) -> bool {
     applies(s, d) && (cached || s.h * s.w <= COLD_PLANE)
@@ -74,9 +75,10 @@ pub(crate) mod avx512 {
 
     /// How far ahead (pixels of each plane) the transposition prefetches its 16 planes, into
     /// L1: 4 cache lines per plane, 64 lines in all. With the input out of the caches (a
-    /// 32 MB sweep before each call) it took the ring from 1.5× the row kernel's time to
-    /// 1.2–1.4× on 64 × 55², 128 × 55² and 256 × 27², and from 1.1× to 0.8× on 256 × 13²; 128,
-    /// 160 and 320 pixels did no better, nor a sweep of the next 16 planes into L2.
+    /// 32 MB sweep before each call) it took the ring from 1.4–1.55× the row kernel's time to
+    /// 1.1–1.45× on 64 × 55², 128 × 55², 192 × 27² and 256 × 27², and from 1.0–1.1× to
+    /// 0.74–0.86× on 256 × 13²; 128 and 320 pixels did no better, nor a sweep of the next 16
+    /// planes into L2.
     const PREFETCH_PX: usize = 64;
 
     /// Output pixel `ox` of a row whose three input rows are `r` (ring rows of `w` pixel
