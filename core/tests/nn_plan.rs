@@ -127,6 +127,16 @@ impl Net {
         self.unary(x, ys, |x, y| Node::pool(x, y, &p, true))
     }
 
+    /// A 3 × 3 stride-2 max pooling in ceil mode (SqueezeNet's).
+    fn max_pool3s2(&mut self, x: u32) -> u32 {
+        let s = self.shape(x);
+        let mut p = Pool2dShape::new(s.n, s.c, s.h, s.w, 3, 3);
+        (p.stride_h, p.stride_w, p.ceil_mode) = (2, 2, true);
+        let d = p.dims().unwrap();
+        let ys = Shape4::new(s.n, s.c, d.out_h, d.out_w).unwrap();
+        self.unary(x, ys, |x, y| Node::pool(x, y, &p, true))
+    }
+
     fn gap(&mut self, x: u32) -> u32 {
         let s = self.shape(x);
         self.unary(
@@ -856,6 +866,29 @@ fn concat_slices_and_copies() {
         within(q, c7, 2 * plane) && at(qr) == at(q),
         "ReLU in place into a slice"
     );
+}
+
+/// 3 × 3 / 2 max pooling of 16 channels or more where the plan tells the pool its input was
+/// just written by a convolution (planes over 16²: the row kernel at x86-64-v4), by a
+/// Concat, or is a graph input (the 16-channel kernel): the same bits as the layer alone.
+#[test]
+fn max_pools_after_conv_concat_and_input() {
+    for batch in [1, 2] {
+        let mut rng = Rng::new(11);
+        let mut net = Net::default();
+        let x = net.input(batch, 3, 21, 20);
+        let a = net.conv(&mut rng, x, 16, 3, 1, Activation::Relu);
+        let b = net.conv(&mut rng, x, 8, 1, 0, Activation::None);
+        let pa = net.max_pool3s2(a);
+        let s = net.shape(a);
+        let c = net.t(s.n, 24, s.h, s.w);
+        net.nodes.push(Node::concat(&[a, b], c, 1));
+        let pc = net.max_pool3s2(c);
+        let z = net.input(batch, 17, 13, 13);
+        let pz = net.max_pool3s2(z);
+        net.outputs.extend([pa, pc, pz]);
+        check(&net, 1 << 20, 5);
+    }
 }
 
 /// Pad (reflect, then constant) then conv, average pooling, reduce-mean; and Flatten then FC

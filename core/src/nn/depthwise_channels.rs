@@ -135,7 +135,7 @@ pub(crate) mod avx512 {
     /// Pixels `0..n` of the 16 planes are readable; `slot < ring_len ≤ RING_IN`, `n ≤ ring_len`.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     #[inline]
-    unsafe fn transpose_in(
+    pub(crate) unsafe fn transpose_in(
         x: *const f32,
         hw: usize,
         n: usize,

@@ -76,6 +76,8 @@ pub mod matmul;
 pub mod model;
 pub mod plan;
 pub mod pool;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+mod pool_channels;
 pub mod reduce;
 mod small_pointwise;
 pub mod tensor;

@@ -57,7 +57,7 @@ use super::elementwise::{binary, binary_broadcast, binary_in_place, binary_in_pl
 use super::graph::{Graph, Op};
 use super::layout::{concat, pad2d};
 use super::matmul::{matmul, matmul_pack_len};
-use super::pool::{avg_pool2d, global_avg_pool, max_pool2d};
+use super::pool::{avg_pool2d, global_avg_pool, max_pool2d_from};
 use super::reduce::{reduce_mean, softmax};
 use super::tensor::Shape4;
 use crate::error::{Error, Result};
@@ -672,7 +672,15 @@ pub fn forward_observed(
                     }
                 }
             }
-            Op::MaxPool(s) => max_pool2d(&s, rd(x0)?, y)?,
+            Op::MaxPool(s) => {
+                // An input that the convolution just before wrote is likely out of the
+                // caches by now (`pool_channels::prefers`).
+                let after_conv = match i.checked_sub(1).map(|p| &graph.nodes[p]) {
+                    Some(p) if p.output == x0 => matches!(graph.decode(p)?, Op::Conv { .. }),
+                    _ => false,
+                };
+                max_pool2d_from(&s, rd(x0)?, y, !after_conv)?
+            }
             Op::AvgPool(s) => avg_pool2d(&s, rd(x0)?, y)?,
             Op::GlobalAvgPool(s) => global_avg_pool(&s, rd(x0)?, y)?,
             Op::FullyConnected {

@@ -150,7 +150,7 @@ fn out_size(
 
 /// The input range `lo..hi` covered by output `o` along one axis, and the window's extent clipped
 /// to the padded input (the `count_include_pad` divisor along this axis).
-fn window(
+pub(super) fn window(
     o: usize,
     stride: usize,
     k: usize,
@@ -208,8 +208,48 @@ fn pool(
 /// Those of [`Pool2dShape::dims`]; [`Error::BufferTooSmall`] if `input` or `output` is shorter
 /// than its tensor. Nothing is written on error.
 pub fn max_pool2d(shape: &Pool2dShape, input: &[f32], output: &mut [f32]) -> Result<()> {
+    max_pool2d_from(shape, input, output, true)
+}
+
+/// [`max_pool2d`], told whether `input` is likely still in L2 or L3 (`cached`), which decides
+/// the AVX-512 kernel for 3 × 3 / 2 pools of 16 planes or more (the same bits either way; see
+/// `pool_channels::prefers`). The plan passes `false` when a convolution just wrote the
+/// input (its weights and input went through the caches after the output).
+pub(crate) fn max_pool2d_from(
+    shape: &Pool2dShape,
+    input: &[f32],
+    output: &mut [f32],
+    cached: bool,
+) -> Result<()> {
     let d = check(shape, input, output)?;
     let s = shape;
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    let _ = cached; // one kernel only
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if super::pool_channels::prefers(s, &d, cached) && super::blocked::fast() {
+        // SAFETY: x86-64-v4 is active (as below).
+        #[allow(unsafe_code)]
+        unsafe {
+            super::pool_channels::avx512::max_pool(s, &d, input, output)
+        };
+        // The planes past the last multiple of 16: the row kernel (fewer than 16 planes, so
+        // not this branch again).
+        let (planes, done) = (s.n * s.c, s.n * s.c / 16 * 16);
+        if done < planes {
+            let rest = Pool2dShape {
+                n: 1,
+                c: planes - done,
+                ..*s
+            };
+            let (hw, ohw) = (s.h * s.w, d.out_h * d.out_w);
+            return max_pool2d(
+                &rest,
+                &input[done * hw..d.input_len],
+                &mut output[done * ohw..d.output_len],
+            );
+        }
+        return Ok(());
+    }
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if s.kw == 3 && s.stride_w <= 2 && super::blocked::fast() {
         // SAFETY: x86-64-v4 is active, so this CPU and OS support AVX-512 F/BW/DQ/VL, AVX2
@@ -422,7 +462,7 @@ fn plane_sum(p: &[f32]) -> f32 {
 /// L2 / L3).
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
-mod avx512 {
+pub(super) mod avx512 {
     #[cfg(target_arch = "x86")]
     use core::arch::x86::*;
     #[cfg(target_arch = "x86_64")]
@@ -443,7 +483,7 @@ mod avx512 {
     /// maximum is +0); an output left at −∞ (its window held only −∞ and NaN, or nothing) is
     /// NaN unless a tap is not NaN, as there.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
-    pub(super) fn max_pool3<const SX: usize>(
+    pub(crate) fn max_pool3<const SX: usize>(
         s: &Pool2dShape,
         d: &PoolDims,
         input: &[f32],
