@@ -78,5 +78,6 @@ pub mod plan;
 pub mod pool;
 pub mod reduce;
 mod small_pointwise;
+mod stride2;
 pub mod tensor;
 mod winograd;
