@@ -314,16 +314,17 @@ mod avx512 {
         let mut v0 = 0;
         while v0 < nv {
             let n = tv.min(nv - v0);
+            let outs = output_lanes(&t, v0, n);
             let mut c0 = 0;
             while c0 < ocg {
                 let nc = tc.min(ocg - c0);
                 macro_rules! dispatch {
                     ($($c:literal),*) => {
                         match (nc, n) {
-                            $(($c, 1) => tile::<$c, 1>(&t, c0, v0, y),
-                              ($c, 2) => tile::<$c, 2>(&t, c0, v0, y),
-                              ($c, 3) => tile::<$c, 3>(&t, c0, v0, y),
-                              ($c, _) => tile::<$c, 4>(&t, c0, v0, y),)*
+                            $(($c, 1) => tile::<$c, 1>(&t, c0, v0, &outs, y),
+                              ($c, 2) => tile::<$c, 2>(&t, c0, v0, &outs, y),
+                              ($c, 3) => tile::<$c, 3>(&t, c0, v0, &outs, y),
+                              ($c, _) => tile::<$c, 4>(&t, c0, v0, &outs, y),)*
                             _ => unreachable!(),
                         }
                     };
@@ -335,10 +336,43 @@ mod avx512 {
         }
     }
 
+    /// Per grid vector `v0 .. v0 + n` (`n ≤ 4`): its output lanes (grid columns below `ow`,
+    /// rows below `oh`) and the plane offset of the first, from its first position's row and
+    /// column (one division per vector); no lanes for a vector of padding columns only.
+    /// Computed once per column of tiles, not per tile.
+    fn output_lanes(t: &Tile<'_>, v0: usize, n: usize) -> [(u16, usize); 4] {
+        let row = t.ph.row;
+        core::array::from_fn(|v| {
+            let g0 = (v0 + v) * LANES;
+            if v >= n || g0 >= t.grid {
+                return (0, 0);
+            }
+            let (mut r, mut col) = (g0 / row, g0 % row);
+            let (mut m, mut first) = (0u16, None);
+            for l in 0..LANES.min(t.grid - g0) {
+                if col < t.ow {
+                    m |= 1 << l;
+                    first = first.or(Some(r * t.ow + col));
+                }
+                col += 1;
+                if col == row {
+                    (r, col) = (r + 1, 0);
+                }
+            }
+            (m, first.unwrap_or(0))
+        })
+    }
+
     /// Output channels `c0 .. c0 + C` at grid vectors `v0 .. v0 + V` (all inside: checked by
-    /// [`multiply`]).
+    /// [`multiply`]; `outs`: their [`output_lanes`]).
     #[inline(always)]
-    fn tile<const C: usize, const V: usize>(t: &Tile<'_>, c0: usize, v0: usize, y: &mut [f32]) {
+    fn tile<const C: usize, const V: usize>(
+        t: &Tile<'_>,
+        c0: usize,
+        v0: usize,
+        outs: &[(u16, usize); 4],
+        y: &mut [f32],
+    ) {
         let (img, k) = (t.ph.sy * t.ph.sx * t.ph.stride, t.k);
         // SAFETY: `multiply` checked that every load below (phase images up to the last
         // channel's largest tap offset plus `nv·16` elements, weights of channels below
@@ -378,47 +412,30 @@ mod avx512 {
             // would keep the accumulators in memory through the tap loop.
             let out: [[__m512; V]; C] =
                 core::array::from_fn(|c| core::array::from_fn(|v| acc[c][v]));
-            store(t, c0, v0, &out, y);
+            store(t, c0, outs, &out, y);
         }
     }
 
-    /// Writes the tile's clamped accumulators, each vector's output lanes (grid columns
-    /// below `ow`, rows below `oh`) compressed into its channel plane: whole 16-lane stores
-    /// (their extra lanes are overwritten by the next vector, stored later), masked ones where
-    /// 16 lanes would pass the plane's end.
+    /// Writes the tile's clamped accumulators, each vector's output lanes (`outs`) compressed
+    /// into its channel plane: whole 16-lane stores (their extra lanes are overwritten by the
+    /// next vector, stored later), masked ones where 16 lanes would pass the plane's end.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     #[inline(never)]
     fn store<const C: usize, const V: usize>(
         t: &Tile<'_>,
         c0: usize,
-        v0: usize,
+        outs: &[(u16, usize); 4],
         acc: &[[__m512; V]; C],
         y: &mut [f32],
     ) {
-        let row = t.ph.row;
         // SAFETY: each store writes `y[(c0 + c)·ohw + o ..]` with `c0 + c < ocg` (`multiply`
         // checked `ocg·ohw ≤ y.len()`): `o + 16 ≤ ohw` for whole stores, `o + count ≤ ohw`
         // lanes for masked ones. AVX-512 F is enabled by the caller.
         unsafe {
-            for v in 0..V {
-                // The vector's output lanes, from its first position's row and column (one
-                // division per vector, not per lane).
-                let g0 = (v0 + v) * LANES;
-                let (mut r, mut col) = (g0 / row, g0 % row);
-                let (mut m, mut first) = (0u16, None);
-                for l in 0..LANES.min(t.grid - g0) {
-                    if col < t.ow {
-                        m |= 1 << l;
-                        first = first.or(Some(r * t.ow + col));
-                    }
-                    col += 1;
-                    if col == row {
-                        (r, col) = (r + 1, 0);
-                    }
-                }
-                let Some(o) = first else {
+            for (v, &(m, o)) in outs.iter().enumerate().take(V) {
+                if m == 0 {
                     continue;
-                };
+                }
                 let count = m.count_ones() as usize;
                 let whole = o + LANES <= t.ohw;
                 for (c, a) in acc.iter().enumerate() {
