@@ -220,10 +220,10 @@ pub enum ConvMethod {
     /// stride-4 layers of at most 4 input channels and pointwise layers on small maps or with
     /// few weights by their own kernels).
     Direct,
-    /// im2col lowering and one GEMM per group and image. On AVX-512, stride-2 kernels (but
-    /// 1×1 ones on at most 64 outputs) lower to the input's phase images (about the input's
-    /// size, within this method's workspace) and multiply them by the weights in place,
-    /// summing in `(ic, ky, kx)` order like [`ConvMethod::Blocked`] (the same bits).
+    /// im2col lowering and one GEMM per group and image. On AVX-512, stride-2 kernels larger
+    /// than 1×1 lower to the input's phase images (about the input's size, within this
+    /// method's workspace) and multiply them by the weights in place, summing in
+    /// `(ic, ky, kx)` order like [`ConvMethod::Blocked`] (the same bits).
     Im2col,
     /// MEC (Cho & Brand 2017): column strips lowered once, one GEMM per output row.
     Mec,

@@ -1,4 +1,4 @@
-//! Stride-2 convolutions (ResNet-18's 3×3 / 2 layers and 1×1 / 2 shortcuts) as phase images
+//! Stride-2 convolutions (ResNet-18's 3×3 / 2 layers; not 1×1 kernels) as phase images
 //! times the weights in place, for [`ConvMethod::Im2col`](super::conv::ConvMethod::Im2col) on
 //! AVX-512. With 28², 14² and 7² outputs, im2col lowered 2.25 times the input per layer and the
 //! GEMM then packed the whole weight matrix again on every call (4.5 MiB for 256 → 512), and the
@@ -75,7 +75,7 @@ impl Phases {
 }
 
 /// Whether this module computes `s` (on any CPU; [`fast`] adds the level): stride 2 both ways,
-/// no dilation, padding smaller than the kernel, at most [`MAX_TAPS`] taps per channel and
+/// a kernel larger than 1×1, no dilation, padding smaller than the kernel, at most [`MAX_TAPS`] taps per channel and
 /// columns of padding per phase row below 16, and one group's phase images within the im2col
 /// workspace (`K·out_h·out_w` plus GEMM packing), which [`conv`] uses instead.
 pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
@@ -91,9 +91,11 @@ pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
         return false;
     }
     let ohw = d.out_h * d.out_w;
-    if s.kh * s.kw == 1 && ohw <= 4 * LANES {
-        // 1×1 on at most 4 vectors (ResNet-18's 256 → 512 shortcut on 7²): the GEMM was
-        // faster (0.096–0.103 against 0.12–0.15 ms in the network).
+    if s.kh * s.kw == 1 {
+        // 1×1 (ResNet-18's shortcuts): with 64–256 taps the tile's fixed costs weigh, and
+        // the blocked method / the GEMM were as fast or faster (in the network, 64 → 128
+        // on 28²: 0.086–0.113 against blocked 0.085–0.093 ms; 256 → 512 on 7²: 0.12–0.15
+        // against the GEMM's 0.096–0.103).
         return false;
     }
     let im2col =
