@@ -25,6 +25,10 @@ use super::depthwise::Clamp;
 use super::gemm::gemm_pack_len;
 
 /// Grid positions per vector.
+#[cfg_attr(
+    not(any(target_arch = "x86", target_arch = "x86_64")),
+    allow(dead_code) // Read by the AVX-512 kernels only.
+)]
 const LANES: usize = 16;
 /// Elements after each phase image: the grid's last vector reads up to 15 positions past the
 /// grid plus the largest column offset of a tap (`(kw − 1)/2 ≤ 15`), and a split row's last
@@ -75,9 +79,10 @@ impl Phases {
 }
 
 /// Whether this module computes `s` (on any CPU; [`fast`] adds the level): stride 2 both ways,
-/// a kernel larger than 1×1, no dilation, padding smaller than the kernel, at most [`MAX_TAPS`] taps per channel and
-/// columns of padding per phase row below 16, and one group's phase images within the im2col
-/// workspace (`K·out_h·out_w` plus GEMM packing), which [`conv`] uses instead.
+/// a kernel larger than 1×1, no dilation, padding smaller than the kernel, at most
+/// [`MAX_TAPS`] taps per channel and kernel rows of at most 31 columns, and one group's phase
+/// images within the im2col workspace (`K·out_h·out_w` plus GEMM packing), which [`conv`] uses
+/// instead.
 pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
     if !(s.stride_h == 2
         && s.stride_w == 2
