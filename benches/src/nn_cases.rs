@@ -225,7 +225,8 @@ pub fn conv_shapes() -> Vec<ConvShape> {
 /// Layers of MobileNetV2 and SqueezeNet 1.1 (torchvision, 224² input, batch 1): MobileNetV2's
 /// depthwise 3×3 convolutions (padding 1, stride 1 and 2, 7² to 112² maps) and 1×1 expand /
 /// project layers, SqueezeNet's first layer (3 → 64, 3×3 stride 2) and fire-module squeeze (1×1)
-/// and expand (1×1 and 3×3) layers; then MobileNetV2's and ResNet-18's first layers.
+/// and expand (1×1 and 3×3) layers; then MobileNetV2's and ResNet-18's first layers and
+/// ResNet-18's stride-2 layers.
 pub fn mobile_conv_shapes() -> Vec<ConvShape> {
     let mut v = vec![];
     for (c, hw, stride) in [
@@ -293,6 +294,24 @@ pub fn mobile_conv_shapes() -> Vec<ConvShape> {
         (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (pad, pad, pad, pad);
         v.push(ConvShape {
             id: format!("{net} conv1 3x224^2->{c_out} {k}x{k}/2"),
+            shape: s,
+        });
+    }
+    // ResNet-18's stride-2 layers: 3×3 padding 1 and the 1×1 shortcuts beside them.
+    for (c_in, hw, k, pad) in [
+        (64, 56, 3, 1),
+        (128, 28, 3, 1),
+        (256, 14, 3, 1),
+        (64, 56, 1, 0),
+        (128, 28, 1, 0),
+        (256, 14, 1, 0),
+    ] {
+        let (c_out, o) = (2 * c_in, hw / 2);
+        let mut s = Conv2dShape::new(1, c_in, hw, hw, c_out, k, k);
+        (s.stride_h, s.stride_w) = (2, 2);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (pad, pad, pad, pad);
+        v.push(ConvShape {
+            id: format!("rn18 s2 {c_in}x{hw}^2->{c_out}x{o}^2 {k}x{k}/2"),
             shape: s,
         });
     }

@@ -272,6 +272,85 @@ fn fused_paths_at_every_level() {
         52,
     );
     method_at_every_level(ConvMethod::Blocked, &blocked_shapes(), &levels, 0xb10c, 24);
+    method_at_every_level(ConvMethod::Im2col, &stride2_shapes(), &levels, 0x5712, 60);
+    stride2_equals_blocked();
+}
+
+/// Stride-2 shapes of im2col's phase-image path (x86-64-v4): ResNet-18's 3×3 padding-1
+/// geometry on 28², 14² and 7² outputs (grids of 14 × 15 and 7 × 8 positions, 8 × 3 and 6 × 4
+/// tiles, partial channel tiles of 1–7), odd maps, batch 2, asymmetric padding (top rows and
+/// left columns wholly padding), 2×2, 5×5, 7×7, 1×3 and 3×1 kernels, groups, a grid whose
+/// last vector holds no output (3 × 11 positions), a 2 × 2 output; and 1×1 kernels (ResNet-18's
+/// shortcuts, odd maps, a 1 × 1 output), which take the GEMM.
+fn stride2_shapes() -> Vec<Conv2dShape> {
+    let mut v = vec![];
+    for (n, c_in, h, w, c_out, k, pad, groups) in [
+        (1, 16, 14, 14, 26, (3, 3), [1; 4], 1),
+        (1, 8, 28, 28, 20, (3, 3), [1; 4], 1),
+        (1, 5, 56, 56, 9, (3, 3), [1; 4], 1),
+        (1, 16, 14, 14, 20, (1, 1), [0; 4], 1),
+        (1, 6, 56, 56, 11, (1, 1), [0; 4], 1),
+        (1, 6, 15, 13, 17, (1, 1), [0; 4], 1),
+        (1, 6, 30, 27, 17, (1, 1), [0; 4], 1),
+        (2, 3, 13, 11, 10, (3, 3), [1; 4], 1),
+        (1, 4, 12, 17, 16, (3, 3), [0, 1, 2, 2], 1),
+        (1, 3, 20, 23, 12, (5, 5), [2; 4], 1),
+        (1, 4, 10, 10, 8, (2, 2), [0; 4], 1),
+        (1, 8, 30, 30, 16, (7, 7), [3; 4], 1),
+        (1, 8, 12, 12, 12, (3, 3), [1; 4], 2),
+        (1, 4, 11, 18, 10, (1, 3), [0, 1, 0, 1], 1),
+        (1, 4, 11, 18, 10, (3, 1), [2, 0, 1, 0], 1),
+        (1, 4, 6, 20, 16, (3, 3), [1; 4], 1),
+        (1, 4, 3, 3, 16, (3, 3), [1; 4], 1),
+        (1, 4, 1, 2, 6, (1, 1), [0; 4], 1),
+    ] {
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, k.0, k.1);
+        (s.stride_h, s.stride_w) = (2, 2);
+        [s.pad_top, s.pad_left, s.pad_bottom, s.pad_right] = pad;
+        s.groups = groups;
+        v.push(s);
+    }
+    v
+}
+
+/// At x86-64-v4, im2col's stride-2 phase-image path adds the same products in the same order
+/// with the same fused multiply-adds as the blocked method: the same bits, with each fused
+/// activation (all shapes of [`stride2_shapes`] but the 1×1 ones).
+fn stride2_equals_blocked() {
+    if cpu::detected() < Level::X86V4 {
+        eprintln!("stride2_equals_blocked: skipped, this CPU lacks x86-64-v4");
+        return;
+    }
+    cpu::set_cap(Level::X86V4);
+    let mut rng = Rng::new(0x5713);
+    let mut rnd = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.f32_in(-2.0, 2.0)).collect() };
+    let acts = [Activation::None, Activation::Relu, Activation::Relu6];
+    let mut compared = 0;
+    for (i, s) in stride2_shapes().iter().enumerate() {
+        let d = s.dims().unwrap();
+        if s.kh * s.kw == 1 {
+            continue; // The GEMM's order.
+        }
+        compared += 1;
+        let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
+        let bias = (i % 2 == 1).then_some(bias.as_slice());
+        let act = acts[i % acts.len()];
+        let run = |method| {
+            let mut ws = vec![f32::NAN; workspace_len(method, s).unwrap()];
+            let mut y = vec![f32::NAN; d.output_len];
+            conv2d_fused(method, s, &x, &w, bias, act, None, &mut y, &mut ws).unwrap();
+            y
+        };
+        let (a, b) = (run(ConvMethod::Im2col), run(ConvMethod::Blocked));
+        for (j, (p, q)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(
+                p.to_bits(),
+                q.to_bits(),
+                "{s:?} {act:?}: out[{j}] {p} != {q}"
+            );
+        }
+    }
+    assert!(compared >= 13, "only {compared} shapes compared");
 }
 
 /// Shapes of the blocked method (its clamp is applied to the accumulators before the store):

@@ -9,7 +9,9 @@
 //!   ReLU6 / Clip fused);
 //! * [`ConvMethod::Im2col`]: lower the input to a `(C/g·Kh·Kw) × (Oh·Ow)` matrix, one GEMM per
 //!   group (skipped lowering for 1×1, stride-1, unpadded kernels, whose input already is that
-//!   matrix, and whose bias and clamp are one pass after the GEMM);
+//!   matrix, and whose bias and clamp are one pass after the GEMM; stride-2 kernels on
+//!   AVX-512 split the input into phase images instead and multiply the weights in place,
+//!   with the bias and clamp fused, see `stride2`);
 //! * [`ConvMethod::Mec`]: Cho & Brand's memory-efficient convolution (2017): lower each output
 //!   column's `Hp × Kw` input strip once (`Ow × Hp·Kw·C/g`), then one GEMM per output row over an
 //!   overlapping window of that matrix;
@@ -37,6 +39,7 @@ use super::depthwise::{self, Clamp, NO_CLAMP};
 use super::few_channels;
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
 use super::small_pointwise;
+use super::stride2;
 use super::tensor::{checked_bytes, checked_product};
 use super::winograd;
 use crate::error::{Error, Result};
@@ -217,7 +220,10 @@ pub enum ConvMethod {
     /// stride-4 layers of at most 4 input channels and pointwise layers on small maps or with
     /// few weights by their own kernels).
     Direct,
-    /// im2col lowering and one GEMM per group and image.
+    /// im2col lowering and one GEMM per group and image. On AVX-512, stride-2 kernels larger
+    /// than 1×1 lower to the input's phase images (about the input's size, within this
+    /// method's workspace) and multiply them by the weights in place, summing in
+    /// `(ic, ky, kx)` order like [`ConvMethod::Blocked`] (the same bits).
     Im2col,
     /// MEC (Cho & Brand 2017): column strips lowered once, one GEMM per output row.
     Mec,
@@ -495,6 +501,9 @@ pub(crate) fn choose_method_for(
         && !shape.is_pointwise()
         && shape.ocg() >= BLOCKED_MIN_COUT_PER_GROUP
         && (prepared || d.out_h.saturating_mul(d.out_w) >= BLOCKED_MIN_OUT_PIXELS)
+        // Weights re-laid out on every call: stride-2 layers run faster through im2col's
+        // phase images (`stride2`), which read them in place.
+        && (prepared || !stride2::fast(shape, &d))
         && blocked::fast();
     let first = if winograd {
         Some(ConvMethod::Winograd)
@@ -576,6 +585,11 @@ pub(crate) fn conv2d_clamped(
     }
     let s = shape;
     let ohw = d.out_h * d.out_w;
+    if method == ConvMethod::Im2col
+        && stride2::conv(s, &d, input, weights, bias, clamp, output, workspace)
+    {
+        return Ok(true);
+    }
     if method == ConvMethod::Im2col && s.is_pointwise() {
         pointwise(s, &d, input, weights, bias, clamp, output, workspace)?;
         return Ok(true);

@@ -80,5 +80,6 @@ pub mod pool;
 mod pool_channels;
 pub mod reduce;
 mod small_pointwise;
+mod stride2;
 pub mod tensor;
 mod winograd;
