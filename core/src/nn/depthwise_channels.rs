@@ -78,6 +78,33 @@ pub(crate) mod avx512 {
     use super::super::depthwise::avx512::lanes;
     use super::{ring_rows, Clamp, Conv2dShape, ConvDims, RING_IN, RING_OUT};
 
+    /// Transposes the 16 pixel-major ring vectors `ring[at .. at + 16]` (16 channels each) back
+    /// into the channel planes: lane `l` of pixel `j < n` goes to `y[l·ohw + pixel + j]`, lanes
+    /// past `n` (at most 16) are not written.
+    ///
+    /// # Safety
+    /// `at + 16 ≤ ring.len()`, and the 16 planes of `ohw` elements from `y` are writable at
+    /// pixels `pixel .. pixel + n`.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    #[inline]
+    pub(crate) unsafe fn flush16(
+        ring: &[__m512],
+        at: usize,
+        y: *mut f32,
+        ohw: usize,
+        pixel: usize,
+        n: usize,
+    ) {
+        // SAFETY: at + 16 ≤ ring.len() (the caller's contract).
+        let v: [__m512; 16] = core::array::from_fn(|j| unsafe { *ring.as_ptr().add(at + j) });
+        let v = transpose16(v);
+        let m = lanes(0, n as isize);
+        for (l, v) in v.iter().enumerate() {
+            // SAFETY: plane l < 16, pixels pixel .. pixel + n (the caller's contract).
+            unsafe { _mm512_mask_storeu_ps(y.add(l * ohw + pixel), m, *v) };
+        }
+    }
+
     /// The 16 × 16 transposition of `r` (lane `i` of vector `j` ← lane `j` of vector `i`),
     /// in four rounds of 16 shuffles: pairs of lanes, pairs of pairs, then 128-bit blocks twice.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
@@ -335,17 +362,9 @@ pub(crate) mod avx512 {
                 // Transpose back every full 16 pixels (at the end, the rest).
                 while done_out - flushed >= 16 || (oy + 1 == oh && flushed < done_out) {
                     let n = (done_out - flushed).min(16);
-                    let at = flushed % RING_OUT;
-                    // SAFETY: at + 16 ≤ RING_OUT (both multiples of 16).
-                    // SAFETY: at + 16 ≤ RING_OUT (both multiples of 16).
-                    let v: [__m512; 16] =
-                        core::array::from_fn(|j| unsafe { *out_ring.as_ptr().add(at + j) });
-                    let v = transpose16(v);
-                    let m = lanes(0, n as isize);
-                    for (l, v) in v.iter().enumerate() {
-                        // SAFETY: plane l < 16 of the block, pixels flushed .. flushed + n ≤ ohw.
-                        unsafe { _mm512_mask_storeu_ps(y.add(l * ohw + flushed), m, *v) };
-                    }
+                    // SAFETY: flushed % RING_OUT + 16 ≤ RING_OUT (both multiples of 16); the
+                    // 16 planes of the block hold pixels flushed .. flushed + n ≤ ohw.
+                    unsafe { flush16(&out_ring, flushed % RING_OUT, y, ohw, flushed, n) };
                     flushed += n;
                 }
             }

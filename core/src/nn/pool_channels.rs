@@ -68,8 +68,7 @@ pub(crate) mod avx512 {
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::*;
 
-    use super::super::depthwise::avx512::lanes;
-    use super::super::depthwise_channels::avx512::{transpose16, transpose_in};
+    use super::super::depthwise_channels::avx512::{flush16, transpose_in};
     use super::super::pool::window;
     use super::{ring_rows, Pool2dShape, PoolDims, RING_IN, RING_OUT};
 
@@ -233,16 +232,9 @@ pub(crate) mod avx512 {
                 // Transpose back every full 16 pixels (at the end, the rest).
                 while done_out - flushed >= 16 || (oy + 1 == oh && flushed < done_out) {
                     let n = (done_out - flushed).min(16);
-                    let at = flushed % RING_OUT;
-                    // SAFETY: at + 16 ≤ RING_OUT (both multiples of 16).
-                    let v: [__m512; 16] =
-                        core::array::from_fn(|j| unsafe { *out_ring.as_ptr().add(at + j) });
-                    let v = transpose16(v);
-                    let m = lanes(0, n as isize);
-                    for (l, v) in v.iter().enumerate() {
-                        // SAFETY: plane l < 16 of the block, pixels flushed .. flushed + n ≤ ohw.
-                        unsafe { _mm512_mask_storeu_ps(y.add(l * ohw + flushed), m, *v) };
-                    }
+                    // SAFETY: flushed % RING_OUT + 16 ≤ RING_OUT (both multiples of 16); the
+                    // 16 planes of the block hold pixels flushed .. flushed + n ≤ ohw.
+                    unsafe { flush16(&out_ring, flushed % RING_OUT, y, ohw, flushed, n) };
                     flushed += n;
                 }
             }
