@@ -25,14 +25,32 @@ use super::conv::{Conv2dShape, ConvDims};
 use super::depthwise::Clamp;
 
 /// Pixel vectors in the input ring (16 KiB): rows of at most 64 pixels.
-const RING_IN: usize = 256;
+pub(crate) const RING_IN: usize = 256;
 /// Pixel vectors in the output ring (16 KiB, a multiple of 16).
-const RING_OUT: usize = 256;
+pub(crate) const RING_OUT: usize = 256;
 
 /// Input rows that the input ring holds for rows of `w` pixels: the three rows an output row
 /// reads, and the rows that the up to 15 pixels transposed past them reach.
-const fn ring_rows(w: usize) -> usize {
+pub(crate) const fn ring_rows(w: usize) -> usize {
     3 + 15usize.div_ceil(w)
+}
+
+/// Whether input rows of `w` pixels and output rows of `out_w` pixels fit the two rings.
+pub(crate) const fn rings_fit(w: usize, out_w: usize) -> bool {
+    w >= 1 && ring_rows(w) * w <= RING_IN && out_w + 15 <= RING_OUT
+}
+
+/// The output columns `lo..hi` of a 3-wide window at stride `st` with `pad_left` columns of
+/// padding whose three taps are all inside rows of `w` pixels (`ow` outputs a row):
+/// `st·ox − pad_left ≥ 0` and `st·ox − pad_left + 2 ≤ w − 1`.
+pub(crate) fn inner_cols(w: usize, pad_left: usize, st: usize, ow: usize) -> (usize, usize) {
+    let lo = pad_left.div_ceil(st).min(ow);
+    let hi = if w + pad_left >= 3 {
+        ((w + pad_left - 3) / st + 1).clamp(lo, ow)
+    } else {
+        lo
+    };
+    (lo, hi)
 }
 
 /// Input row widths (pixels, inclusive) that run here at stride 1. Measured in MobileNetV2
@@ -62,9 +80,7 @@ pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
         && s.pad_left <= 2
         && s.pad_bottom <= 2
         && s.pad_right <= 2
-        && s.w >= 1
-        && ring_rows(s.w) * s.w <= RING_IN
-        && d.out_w + 15 <= RING_OUT
+        && rings_fit(s.w, d.out_w)
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -76,7 +92,7 @@ pub(crate) mod avx512 {
     use core::arch::x86_64::*;
 
     use super::super::depthwise::avx512::lanes;
-    use super::{ring_rows, Clamp, Conv2dShape, ConvDims, RING_IN, RING_OUT};
+    use super::{inner_cols, ring_rows, Clamp, Conv2dShape, ConvDims, RING_IN, RING_OUT};
 
     /// Transposes the 16 pixel-major ring vectors `ring[at .. at + 16]` (16 channels each) back
     /// into the channel planes: lane `l` of pixel `j < n` goes to `y[l·ohw + pixel + j]`, lanes
@@ -276,12 +292,7 @@ pub(crate) mod avx512 {
         // Output columns lo_in..hi_in have all three taps in the row: 2·ox − pl ≥ 0 and
         // 2·ox − pl + 2 ≤ w − 1.
         let st = s.stride_w;
-        let lo_in = (s.pad_left.div_ceil(st)).min(ow);
-        let hi_in = if w + s.pad_left >= 3 {
-            ((w + s.pad_left - 3) / st + 1).clamp(lo_in, ow)
-        } else {
-            lo_in
-        };
+        let (lo_in, hi_in) = inner_cols(w, s.pad_left, st, ow);
         for i0 in (0..planes).step_by(16) {
             let c0 = i0 % s.c_out;
             let x = input[i0 * hw..][..16 * hw].as_ptr();

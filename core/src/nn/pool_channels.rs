@@ -14,18 +14,8 @@
 //! checked from the input planes (rare, once per output row that has such a lane). The two
 //! rings (32 KiB) are on the stack: no allocation, no scratch.
 
+use super::depthwise_channels::rings_fit;
 use super::pool::{Pool2dShape, PoolDims};
-
-/// Pixel vectors in the input ring (16 KiB): rows of at most 64 pixels.
-const RING_IN: usize = 256;
-/// Pixel vectors in the output ring (16 KiB, a multiple of 16).
-const RING_OUT: usize = 256;
-
-/// Input rows that the input ring holds for rows of `w` pixels: the three rows an output row
-/// reads, and the rows that the up to 15 pixels transposed past them reach.
-const fn ring_rows(w: usize) -> usize {
-    3 + 15usize.div_ceil(w)
-}
 
 /// Whether this module computes `s` (max pooling): a 3 × 3 window at stride 2 both ways, at
 /// least 16 planes (`n·c`), input rows short enough for the ring (at most 64 pixels); any
@@ -36,9 +26,7 @@ pub(crate) fn applies(s: &Pool2dShape, d: &PoolDims) -> bool {
         && s.stride_h == 2
         && s.stride_w == 2
         && s.n * s.c >= 16
-        && s.w >= 1
-        && ring_rows(s.w) * s.w <= RING_IN
-        && d.out_w + 15 <= RING_OUT
+        && rings_fit(s.w, d.out_w)
 }
 
 /// Largest plane (pixels) that takes this path when its input is not `cached`.
@@ -69,8 +57,9 @@ pub(crate) mod avx512 {
     use core::arch::x86_64::*;
 
     use super::super::depthwise_channels::avx512::{flush16, transpose_in};
+    use super::super::depthwise_channels::{inner_cols, ring_rows, RING_IN, RING_OUT};
     use super::super::pool::window;
-    use super::{ring_rows, Pool2dShape, PoolDims, RING_IN, RING_OUT};
+    use super::{Pool2dShape, PoolDims};
 
     /// How far ahead (pixels of each plane) the transposition prefetches its 16 planes, into
     /// L1: 4 cache lines per plane, 64 lines in all. With the input out of the caches (a
@@ -118,14 +107,8 @@ pub(crate) mod avx512 {
         let neg = _mm512_set1_ps(f32::NEG_INFINITY);
         let zero = _mm512_setzero_ps();
         let (pt, pl) = (s.pad_top as isize, s.pad_left as isize);
-        // Output columns lo_in..hi_in have all three taps in the row: 2·ox − pl ≥ 0 and
-        // 2·ox − pl + 2 ≤ w − 1.
-        let lo_in = s.pad_left.div_ceil(2).min(ow);
-        let hi_in = if w + s.pad_left >= 3 {
-            ((w + s.pad_left - 3) / 2 + 1).clamp(lo_in, ow)
-        } else {
-            lo_in
-        };
+        // Output columns lo_in..hi_in have all three taps in the row.
+        let (lo_in, hi_in) = inner_cols(w, s.pad_left, 2, ow);
         for p0 in (0..planes).step_by(16) {
             let x = input[p0 * hw..][..16 * hw].as_ptr();
             let y = output[p0 * ohw..][..16 * ohw].as_mut_ptr();
