@@ -7,11 +7,12 @@ per-node times of `mvision bench net --layers` matched with ORT's own profile
         --model build/nn-models/resnet18/model.onnx --rounds 3 [--prepared-budget 100000000]
 
 The model is converted once (`mvision convert`, into a temporary folder). Each round runs
-`mvision bench net --layers --repeat R` and then profiles ORT (`--repeat R` runs after a warm-up,
-as `ort_profile.py`). ORT names nodes after the fused kernels it chose and may order independent
-branches differently (SqueezeNet's expand 3×3 before its expand 1×1), so the convolutions are
-matched by key -- output shape (channels rounded up to 16, as ORT pads them), kernel size,
-stride, groups (ORT's from its weight and input shapes) -- and, among equal keys, in order of execution. Printed per convolution: ours and ORT's
+`mvision bench net --layers --repeat R` and then profiles ORT (`--repeat R` runs after a
+warm-up, through `ort_profile.profile`). ORT names nodes after the fused kernels it chose and
+may order independent branches differently (SqueezeNet's expand 3×3 before its expand 1×1),
+so the convolutions are matched by key -- output shape (channels rounded up to 16, as ORT pads
+them), kernel size, stride, groups (ORT's from its weight and input shapes) -- and, among equal
+keys, in order of execution. Printed per convolution: ours and ORT's
 node medians as min–max over the rounds, the ratio ORT / ours of the minima (> 1: mvision is
 faster), then the sums and the nodes below 1.0. Timing noise only adds time, so the minima
 are the better estimates on a shared machine; ORT pre-packs its weights when the session is
@@ -22,16 +23,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
 import re
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from net_compare import bound_session, run
+from net_compare import run
+from ort_profile import profile
 
 # "   4  Conv  1x64x55x55  3x3/1 g=1+relu blocked (prepared)  0.2939  7.92"
 OURS = re.compile(
@@ -65,41 +63,16 @@ def ours(mvision: str, mvnn: Path, repeat: int, prepared: int) -> list[dict]:
     return nodes
 
 
-def theirs(onnx_path: Path, repeat: int, warm_up_s: float = 0.2) -> list[dict]:
-    with tempfile.TemporaryDirectory() as tmp:
-        sess, binding, _outputs = bound_session(onnx_path, os.path.join(tmp, "ort"))
-        warm = 1
-        start = time.perf_counter()
-        while time.perf_counter() - start < warm_up_s:
-            sess.run_with_iobinding(binding)
-            warm += 1
-        for _ in range(repeat):
-            sess.run_with_iobinding(binding)
-        trace = json.loads(Path(sess.end_profiling()).read_text())
-    runs = sorted((e for e in trace if e.get("cat") == "Session" and e.get("name") == "model_run"),
-                  key=lambda e: e["ts"])
-    if len(runs) <= warm:
-        sys.exit("error: no profiled ORT runs after the warm-up")
-    t0 = runs[warm]["ts"]
-    times: dict[str, list[float]] = collections.defaultdict(list)
-    keys: dict[str, tuple] = {}
-    order: list[str] = []
-    for e in trace:
-        if e.get("cat") != "Node" or not e["name"].endswith("_kernel_time") or e["ts"] < t0:
+def theirs(onnx_path: Path, repeat: int) -> list[dict]:
+    nodes = []
+    for n in profile(onnx_path, repeat)[1]:
+        if "Conv" not in n["op"]:
             continue
-        a = e.get("args", {})
-        if "Conv" not in a.get("op_name", ""):
-            continue
-        name = e["name"][: -len("_kernel_time")]
-        if name not in keys:
-            ins = [next(iter(s.values())) for s in a.get("input_type_shape", [])]
-            out = next(iter(a["output_type_shape"][0].values()))
-            x, w = ins[0], ins[1]
-            stride = max(1, round(x[2] / out[2]))
-            keys[name] = (shape_key(out), w[2], w[3], stride, x[1] // w[1])
-            order.append(name)
-        times[name].append(e["dur"] / 1e3)
-    return [{"key": keys[n], "name": n, "ms": statistics.median(times[n])} for n in order]
+        x, w, out = n["inputs"][0], n["inputs"][1], n["output"]
+        stride = max(1, round(x[2] / out[2]))
+        key = (shape_key(out), w[2], w[3], stride, x[1] // w[1])
+        nodes.append({"key": key, "name": n["name"], "ms": n["ms"]})
+    return nodes
 
 
 def match(a: list[dict], b: list[dict]) -> list[tuple[int, int]]:

@@ -30,21 +30,18 @@ from pathlib import Path
 from net_compare import bound_session, ort
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", type=Path)
-    ap.add_argument("--repeat", type=int, default=50)
-    ap.add_argument("--warm-up-s", type=float, default=0.2)
-    args = ap.parse_args()
-
+def profile(model: Path, repeat: int, warm_up_s: float = 0.2) -> tuple[float, list[dict]]:
+    """ORT's profile of `repeat` runs of `model` after a `warm_up_s` warm-up: the median
+    `model_run` time (ms) and, in order of first execution, each node's `name`, `op`, `inputs`
+    and `output` shapes (lists of dimensions) and `ms` (median kernel time)."""
     with tempfile.TemporaryDirectory() as tmp:
-        sess, binding, _outputs = bound_session(args.model, os.path.join(tmp, "ort"))
+        sess, binding, _outputs = bound_session(model, os.path.join(tmp, "ort"))
         warm = 1  # bound_session's first run
         start = time.perf_counter()
-        while time.perf_counter() - start < args.warm_up_s:
+        while time.perf_counter() - start < warm_up_s:
             sess.run_with_iobinding(binding)
             warm += 1
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             sess.run_with_iobinding(binding)
         trace = json.loads(Path(sess.end_profiling()).read_text())
 
@@ -55,26 +52,37 @@ def main() -> int:
         sys.exit("error: no profiled runs after the warm-up")
     t0 = timed[0]["ts"]
     per_node: dict[str, list[float]] = collections.defaultdict(list)
-    info: dict[str, tuple[str, str]] = {}
-    order: list[str] = []
+    nodes: dict[str, dict] = {}
     for e in trace:
         if e.get("cat") != "Node" or not e["name"].endswith("_kernel_time") or e["ts"] < t0:
             continue
         name = e["name"][: -len("_kernel_time")]
-        if name not in info:
-            order.append(name)
+        if name not in nodes:
             a = e.get("args", {})
-            shape = ""
-            outs = a.get("output_type_shape") or []
-            if outs:
-                dims = next(iter(outs[0].values()))
-                shape = "x".join(str(d) for d in dims)
-            info[name] = (a.get("op_name", "?"), shape)
+            dims = lambda shapes: [next(iter(x.values())) for x in shapes or []]
+            outs = dims(a.get("output_type_shape"))
+            nodes[name] = {"name": name, "op": a.get("op_name", "?"),
+                           "inputs": dims(a.get("input_type_shape")),
+                           "output": outs[0] if outs else []}
         per_node[name].append(e["dur"] / 1e3)
-    med = {n: statistics.median(v) for n, v in per_node.items()}
+    for name, n in nodes.items():
+        n["ms"] = statistics.median(per_node[name])
+    return statistics.median(e["dur"] for e in timed) / 1e3, list(nodes.values())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model", type=Path)
+    ap.add_argument("--repeat", type=int, default=50)
+    ap.add_argument("--warm-up-s", type=float, default=0.2)
+    args = ap.parse_args()
+
+    run_ms, nodes = profile(args.model, args.repeat, args.warm_up_s)
+    order = [n["name"] for n in nodes]
+    med = {n["name"]: n["ms"] for n in nodes}
+    info = {n["name"]: (n["op"], "x".join(str(d) for d in n["output"])) for n in nodes}
     total = sum(med.values())
-    run_ms = statistics.median(e["dur"] for e in timed) / 1e3
-    print(f"ONNX Runtime {ort.__version__}, 1 thread; {args.model}; median of {len(timed)} "
+    print(f"ONNX Runtime {ort.__version__}, 1 thread; {args.model}; median of {args.repeat} "
           f"profiled runs: model_run {run_ms:.3f} ms, sum of node medians {total:.3f} ms")
     print(f"{'op':<24} {'node':<44} {'output':<16} {'ms':>8} {'%':>6}")
     for n in order:
