@@ -18,6 +18,14 @@ MV_INLINE int mv_border_index(int i, int n, int mode)
         if (n == 1) {
             return 0;
         }
+        /* Within one reflection (every halo of a kernel smaller than the image): no division,
+         * which GPUs run as a long 64-bit routine. */
+        if (i < 0 && i > -n) {
+            return -i;
+        }
+        if (i >= n && i - (n - 1) < n) {
+            return (n - 1) - (i - (n - 1));
+        }
         /* 64-bit: 2(n - 1) overflows int for n > 2^30. */
         mv_i64 period = 2 * ((mv_i64)n - 1);
         mv_i64 m = (mv_i64)i % period;
