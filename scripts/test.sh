@@ -63,6 +63,8 @@ step "GPU integral: the look-back scan's walks (MVISION_INTEGRAL_LOOKBACK=walk; 
 MVISION_INTEGRAL_SCAN=lookback MVISION_INTEGRAL_LOOKBACK=walk cargo test -p mvision-runtime --locked --test backends -- integral
 step "GPU filters: the packed-product (dp2a) u8 kernels on every size, emulated on PoCL (MVISION_FILTER_DOT=on)"
 MVISION_FILTER_STREAM=on MVISION_FILTER_DOT=on cargo test -p mvision-runtime --locked --test backends -- filter::
+step "GPU filters: the matrix-unit u8 kernel at 3, 5 and 7 taps a side, its products emulated on PoCL (MVISION_FILTER_MMA=on; default auto runs it on NVIDIA GPUs of compute capability 8.0 or later)"
+MVISION_FILTER_MMA=on cargo test -p mvision-runtime --locked --test backends -- filter::
 
 step "GEMM through the gemm crate (feature gemm-crate) and the explicit AVX+FMA micro-kernel"
 cargo clippy -p mvision-core --all-targets --features gemm-crate --locked -- -D warnings

@@ -48,7 +48,8 @@
  * coefficients read through a pointer cost a load each. Otherwise it takes a pointer to a
  * read-only table the driver uploaded. MV_TAPS_ARG(T, n) / MV_LINE_ARG(T, n) declare the
  * parameter (T: i32 or f32), MV_TAPS_OPEN(T, n), the body's first statement, makes n a
- * MV_TAPS_PTR pointer to the coefficients either way. */
+ * MV_TAPS_PTR pointer to the coefficients either way; MV_MMA_ARG(n) / MV_MMA_OPEN(n) the same
+ * for the matrix-unit filter's mv_mma_taps. */
 typedef struct {
     mv_i32 c[MV_MAX_KSIZE * MV_MAX_KSIZE];
 } mv_taps_i32;
@@ -61,6 +62,11 @@ typedef struct {
 typedef struct {
     float c[MV_MAX_KSIZE];
 } mv_line_f32;
+/* The matrix-unit filter's coefficients: byte rows of up to MV_MMA_MAX_K kernel rows of up to 3
+ * planes (see its section below). */
+typedef struct {
+    mv_u32 w[MV_MMA_WORDS];
+} mv_mma_taps;
 #define MV_ELEM_i32 mv_i32
 #define MV_ELEM_f32 float
 #ifndef MV_TAPS_BY_VALUE
@@ -71,11 +77,15 @@ typedef struct {
 #define MV_TAPS_ARG(T, n) MV_PARAM_CONST mv_taps_##T n##_v
 #define MV_LINE_ARG(T, n) MV_PARAM_CONST mv_line_##T n##_v
 #define MV_TAPS_OPEN(T, n) MV_TAPS_PTR MV_ELEM_##T* n = n##_v.c;
+#define MV_MMA_ARG(n) MV_PARAM_CONST mv_mma_taps n##_v
+#define MV_MMA_OPEN(n) MV_TAPS_PTR mv_u32* n = n##_v.w;
 #else
 #define MV_TAPS_PTR MV_CONSTANT
 #define MV_TAPS_ARG(T, n) MV_CONSTANT MV_ELEM_##T* n
 #define MV_LINE_ARG(T, n) MV_CONSTANT MV_ELEM_##T* n
 #define MV_TAPS_OPEN(T, n)
+#define MV_MMA_ARG(n) MV_CONSTANT mv_u32* n
+#define MV_MMA_OPEN(n)
 #endif
 
 /* mv_conv_global_<T>: the k x k correlation sum at one output pixel, read straight from global
@@ -1279,6 +1289,361 @@ MV_KERNEL_LEAN mv_sep_filter_f32_stream(MV_GLOBAL const float* src, int src_stri
         MV_SCALL(7);
     }
 #undef MV_SCALL
+}
+
+/* ---- Dense u8 filters on the matrix units (mv_filter2d_u8_mma) ------------------------- *
+ *
+ * The dense k x k fixed-point filter (k = 3, 5, 7), and the square separable ones as the dense
+ * filter of their outer product, from warp-wide 16 x 8 x 16 integer matrix products (PTX
+ * mma.m16n8k16 u8 x s8 / u8 -> s32, sm_80 and later, through CUDA or NVIDIA's OpenCL; other
+ * devices compute the same products from local memory, mv_mma_soft). Integer sums are exact in
+ * any order, so the images are the CPU's.
+ *
+ * A work-group is MV_MMA_WARPS warps side by side: MV_MMA_COLS output columns (xb ..) by 16 k
+ * output rows (y0 ..); warp w takes columns x0 = xb + 8 w .. x0 + 7. For phase d (0 <= d < k)
+ * its 16 x 8 product tile holds the outputs (x0 + n, y0 + k m + d), and kernel row ky adds
+ * A_{d+ky} B_ky to it, where
+ *   A_e[m][j]  = pixel (x0 - 4 + j, y0 + k m + e - r), j < 16: 16 bytes of one source row, the
+ *                rows of a fragment k apart, so the 2 k - 1 fragments e serve all k^2 products;
+ *   B_ky[j][n] = c[ky][j - n - 4 + r] (0 outside the kernel row): the row as a band.
+ * Coefficients wider than 8 bits are split into byte planes, the most significant one signed:
+ * acc = ((sum top p) 256 + sum mid p) 256 + sum low p. The host checks that no partial sum can
+ * leave an int (plan::MmaTaps).
+ *
+ * The work-group first copies its source rows y0 - r .. y0 + 16 k + r - 1, columns
+ * xb - 16 .. xb + MV_MMA_COLS + 15, into local memory (16-byte vectors inside the image, the
+ * border applied per pixel elsewhere), and the coefficient planes: the host passes each kernel
+ * row of each plane as 32 bytes, coefficient kx at byte kx + 12 - r, zeros around it, and lane
+ * (g, t) of a warp (g = lane / 4, t = lane % 4) reads its B fragment -- bytes j = 4 t .. 4 t + 3
+ * of column n = g -- as the 4 bytes from 4 t - g + 8 on. The outputs go through local memory
+ * too, so that rows leave in 16-byte stores. */
+
+/* Bytes of an input row in local memory: its MV_MMA_COLS + 32 columns and 16 of padding, which
+ * puts the fragment rows of a warp (k apart) in distinct banks. */
+#define MV_MMA_IP (MV_MMA_COLS + 48)
+#define MV_MMA_IN_ROWS (16 * MV_MMA_MAX_K + MV_MMA_MAX_K - 1)
+#define MV_MMA_OP (MV_MMA_COLS + 16)
+#define MV_MMA_THREADS (32 * MV_MMA_WARPS)
+/* 16-byte chunks of an input row, of an output row. */
+#define MV_MMA_ICH ((MV_MMA_COLS + 32) / 16)
+#define MV_MMA_OCH (MV_MMA_COLS / 16)
+
+/* The 4 bytes from byte s (0 .. 3) of the 8-byte run lo, hi (lo first in memory). */
+#if MV_LITTLE_ENDIAN
+#define MV_BYTES_AT(lo, hi, s) ((mv_u32)((((mv_u64)(hi) << 32) | (mv_u64)(lo)) >> (8 * (s))))
+#else
+MV_INLINE mv_u32 mv_bytes_at(mv_u32 lo, mv_u32 hi, int s)
+{
+    mv_u32 b[4];
+    for (int i = 0; i < 4; ++i) {
+        int q = s + i;
+        b[i] = q < 4 ? MV_BYTE(lo, q) : MV_BYTE(hi, q - 4);
+    }
+    return MV_PACK4(b[0], b[1], b[2], b[3]);
+}
+#define MV_BYTES_AT(lo, hi, s) mv_bytes_at((lo), (hi), (s))
+#endif
+
+#if MV_MMA_HW
+/* c[0..4) += the lane's part of A B for the warp's fragments: PTX mma.m16n8k16.row.col with
+ * u8 A and s8 (mv_mma_u8s8) or u8 (mv_mma_u8u8) B, s32 accumulators. */
+MV_INLINE void mv_mma_u8s8(mv_i32* c, mv_u32 a0, mv_u32 a1, mv_u32 b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+        "{%0,%1,%2,%3};"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(b));
+}
+MV_INLINE void mv_mma_u8u8(mv_i32* c, mv_u32 a0, mv_u32 a1, mv_u32 b)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+        "{%0,%1,%2,%3};"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a0), "r"(a1), "r"(b));
+}
+#define MV_MMA(c, a0, a1, b, b_signed)             \
+    if (b_signed) {                                \
+        mv_mma_u8s8((c), (a0), (a1), (b));         \
+    } else {                                       \
+        mv_mma_u8u8((c), (a0), (a1), (b));         \
+    }
+#else
+/* c[0..4) += the lane's part of A B for the warp's fragments (as mma.m16n8k16.row.col: lane
+ * (g, t) holds a0 = A[g][4t .. 4t + 3], a1 = A[g + 8][4t ..], b = B[4t .. 4t + 3][g] and
+ * c = D[g][2t], D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1]), the fragments exchanged through
+ * the warp's 96 words at `x`. Every work-item of the group must call it. */
+MV_INLINE void mv_mma_soft(mv_i32* c, mv_u32 a0, mv_u32 a1, mv_u32 b, int b_signed,
+                           MV_LOCAL mv_u32* x, int lane)
+{
+    int g = lane >> 2;
+    int t = lane & 3;
+    x[g * 4 + t] = a0;
+    x[(g + 8) * 4 + t] = a1;
+    x[64 + g * 4 + t] = b;
+    MV_BARRIER();
+    for (int i = 0; i < 4; ++i) {
+        int m = g + 8 * (i >> 1);
+        int n = 2 * t + (i & 1);
+        mv_i32 s = 0;
+        for (int k = 0; k < 16; ++k) {
+            mv_i32 av = (mv_i32)MV_BYTE(x[m * 4 + (k >> 2)], k & 3);
+            mv_i32 bv = (mv_i32)MV_BYTE(x[64 + n * 4 + (k >> 2)], k & 3);
+            s += av * (b_signed && bv > 127 ? bv - 256 : bv);
+        }
+        c[i] += s;
+    }
+    MV_BARRIER();
+}
+#define MV_MMA(c, a0, a1, b, b_signed) mv_mma_soft((c), (a0), (a1), (b), (b_signed), xs, lane)
+#endif
+/* The loops around the products: unrolled for the matrix units; loops around mv_mma_soft's
+ * barriers elsewhere (code size: PoCL's compiler fails on the unrolled form). */
+#if MV_MMA_HW
+#define MV_MMA_UNROLL MV_UNROLL
+#else
+#define MV_MMA_UNROLL MV_NO_UNROLL
+#endif
+
+/* Stores a warp's outputs into `out` (row pitch MV_MMA_OP), each made from its sum `sum` by
+ * FINISH. */
+#define MV_MMA_STORE(K, FINISH)                                                               \
+    MV_UNROLL for (int d = 0; d < K; ++d)                                                     \
+    {                                                                                         \
+        mv_u32 o[4];                                                                          \
+        MV_UNROLL for (int i = 0; i < 4; ++i)                                                 \
+        {                                                                                     \
+            mv_i32 sum = c[d][i];                                                             \
+            o[i] = FINISH;                                                                    \
+        }                                                                                     \
+        MV_LOCAL mv_u8* q = out + (K * g + d) * MV_MMA_OP + 8 * warp + 2 * t;                \
+        *(MV_LOCAL mv_u16*)q = (mv_u16)MV_PACK2(o[0], o[1]);                                  \
+        *(MV_LOCAL mv_u16*)(q + 8 * K * MV_MMA_OP) = (mv_u16)MV_PACK2(o[2], o[3]);            \
+    }
+/* The products of one work-group for a K x K kernel (K a constant): fragments from `in`, the
+ * planes' byte rows from `zs`, then each output through `finish` into `out`. */
+#define MV_DEFINE_MMA_TILE(K)                                                                 \
+    MV_INLINE void mv_mma_tile_k##K(MV_LOCAL const mv_u8* in, MV_LOCAL const mv_u32* zs,      \
+                                    MV_LOCAL mv_u8* out, MV_LOCAL mv_u32* xs, int planes,     \
+                                    int shift, int finish, int area)                          \
+    {                                                                                         \
+        int lane = MV_LID_X & 31;                                                             \
+        int warp = MV_LID_X >> 5;                                                             \
+        int g = lane >> 2;                                                                    \
+        int t = lane & 3;                                                                     \
+        int q0 = 4 * t - g + 8;                                                               \
+        MV_LOCAL const mv_u8* fa = in + K * g * MV_MMA_IP + 8 * warp + 12 + 4 * t;           \
+        mv_u32 a[2 * K - 1][2];                                                               \
+        MV_UNROLL for (int e = 0; e < 2 * K - 1; ++e)                                         \
+        {                                                                                     \
+            a[e][0] = *(MV_LOCAL const mv_u32*)(fa + e * MV_MMA_IP);                          \
+            a[e][1] = *(MV_LOCAL const mv_u32*)(fa + (8 * K + e) * MV_MMA_IP);                \
+        }                                                                                     \
+        mv_i32 c[K][4];                                                                       \
+        MV_UNROLL for (int d = 0; d < K; ++d)                                                 \
+        {                                                                                     \
+            MV_UNROLL for (int i = 0; i < 4; ++i)                                             \
+            {                                                                                 \
+                c[d][i] = 0;                                                                  \
+            }                                                                                 \
+        }                                                                                     \
+        mv_u32 b[K];                                                                          \
+        MV_MMA_UNROLL for (int p = 0; p < 3; ++p)                                             \
+        {                                                                                     \
+            if (p < planes) {                                                                 \
+                /* This plane's B fragments: 4 bytes of each kernel row from 4t - g + 8 on. */ \
+                MV_UNROLL for (int ky = 0; ky < K; ++ky)                                      \
+                {                                                                             \
+                    MV_LOCAL const mv_u32* zr = zs + (p * K + ky) * MV_MMA_ROW_WORDS;        \
+                    b[ky] = MV_BYTES_AT(zr[q0 >> 2], zr[(q0 >> 2) + 1], q0 & 3);              \
+                }                                                                             \
+                MV_UNROLL for (int d = 0; d < K; ++d)                                         \
+                {                                                                             \
+                    MV_UNROLL for (int i = 0; i < 4; ++i)                                     \
+                    {                                                                         \
+                        c[d][i] = (mv_i32)((mv_u32)c[d][i] << 8);                             \
+                    }                                                                         \
+                }                                                                             \
+                MV_MMA_UNROLL for (int ky = 0; ky < K; ++ky)                                  \
+                {                                                                             \
+                    MV_MMA_UNROLL for (int d = 0; d < K; ++d)                                 \
+                    {                                                                         \
+                        MV_MMA(c[d], a[d + ky][0], a[d + ky][1], b[ky], p == 0);              \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        /* The finish decided once per tile: per output, both would be computed. */          \
+        if (finish == 1) {                                                                    \
+            MV_MMA_STORE(K, mv_box_mean(sum, area))                                           \
+        } else {                                                                              \
+            MV_MMA_STORE(K, mv_round_shift_sat_u32(sum, shift))                               \
+        }                                                                                     \
+    }
+MV_DEFINE_MMA_TILE(3)
+MV_DEFINE_MMA_TILE(5)
+MV_DEFINE_MMA_TILE(7)
+
+/* The source rows y0 .. y0 + rows - 1, columns xb - 16 .. xb + MV_MMA_COLS + 15 of a
+ * work-group into `in` (row pitch MV_MMA_IP), the border applied: 16-byte vectors where a whole
+ * vector is inside, pixel by pixel elsewhere. Every work-item must call it. */
+MV_INLINE void mv_mma_fill_edge(MV_LOCAL mv_u8* in, MV_GLOBAL const mv_u8* src, int stride, int w,
+                                int h, int xb, int y0, int rows, int mode, int value)
+{
+    int aligned = (stride & 15) == 0 && ((mv_u64)src & 15) == 0;
+    for (int i = MV_LID_X; i < rows * MV_MMA_ICH; i += MV_MMA_THREADS) {
+        int r = i / MV_MMA_ICH;
+        int x = xb - 16 + 16 * (i - r * MV_MMA_ICH);
+        int sy = mv_border_index(y0 + r, h, mode);
+        MV_GLOBAL const mv_u8* row = src + (sy < 0 ? 0 : sy) * stride;
+        mv_u32x4 v;
+        if (aligned && sy >= 0 && x >= 0 && x + 16 <= w) {
+            v = *(MV_GLOBAL const mv_u32x4*)(row + x);
+        } else {
+            mv_u32 px[16];
+            MV_UNROLL for (int j = 0; j < 16; ++j)
+            {
+                int sx = mv_border_index(x + j, w, mode);
+                px[j] = (sy < 0 || sx < 0) ? (mv_u32)value : (mv_u32)row[sx];
+            }
+            v.x = MV_PACK4(px[0], px[1], px[2], px[3]);
+            v.y = MV_PACK4(px[4], px[5], px[6], px[7]);
+            v.z = MV_PACK4(px[8], px[9], px[10], px[11]);
+            v.w = MV_PACK4(px[12], px[13], px[14], px[15]);
+        }
+        *(MV_LOCAL mv_u32x4*)(in + r * MV_MMA_IP + 16 * (i - r * MV_MMA_ICH)) = v;
+    }
+}
+
+/* Rows y0 .. y0 + rows - 1 of the outputs in `out` (row pitch MV_MMA_OP) to dst, those inside
+ * the image, by 16-byte vectors where the row allows. */
+MV_INLINE void mv_mma_store_edge(MV_GLOBAL mv_u8* dst, int stride, int w, int h, int xb, int y0,
+                                 int rows, MV_LOCAL const mv_u8* out)
+{
+    int vec = (stride & 15) == 0 && ((mv_u64)dst & 15) == 0;
+    for (int i = MV_LID_X; i < rows * MV_MMA_OCH; i += MV_MMA_THREADS) {
+        int row = i / MV_MMA_OCH;
+        int ch = i - row * MV_MMA_OCH;
+        int y = y0 + row;
+        int x = xb + 16 * ch;
+        if (y >= h || x >= w) {
+            continue;
+        }
+        MV_LOCAL const mv_u8* o = out + row * MV_MMA_OP + 16 * ch;
+        MV_GLOBAL mv_u8* d = dst + y * stride + x;
+        if (vec && x + 16 <= w) {
+            *(MV_GLOBAL mv_u32x4*)d = *(MV_LOCAL const mv_u32x4*)o;
+        } else {
+            for (int j = 0; j < 16 && x + j < w; ++j) {
+                d[j] = o[j];
+            }
+        }
+    }
+}
+
+/* A work-group's source rows (y0 .. y0 + rows - 1) into `in`, and its outputs (rows y0 ..
+ * y0 + rows - 1) out of `out`. Work-groups wholly inside the image (rows of 16-byte multiples)
+ * copy a fixed number of vectors per work-item, all loads issued before the stores (a loop over
+ * a variable count would wait for each load in turn); the others take the _edge loops. Every
+ * work-item must call them. */
+#define MV_MMA_NV(n) (((n) + MV_MMA_THREADS - 1) / MV_MMA_THREADS)
+MV_INLINE void mv_mma_fill(MV_LOCAL mv_u8* in, MV_GLOBAL const mv_u8* src, int stride, int w,
+                           int h, int xb, int y0, int rows, int mode, int value)
+{
+    if ((stride & 15) != 0 || ((mv_u64)src & 15) != 0 || xb < 16 ||
+        xb + MV_MMA_COLS + 16 > w || y0 < 0 || y0 + rows > h) {
+        mv_mma_fill_edge(in, src, stride, w, h, xb, y0, rows, mode, value);
+        return;
+    }
+    mv_u32x4 v[MV_MMA_NV(MV_MMA_IN_ROWS * MV_MMA_ICH)];
+    MV_UNROLL for (int j = 0; j < MV_MMA_NV(MV_MMA_IN_ROWS * MV_MMA_ICH); ++j)
+    {
+        int i = MV_LID_X + j * MV_MMA_THREADS;
+        int r = i / MV_MMA_ICH;
+        if (i < rows * MV_MMA_ICH) {
+            v[j] = *(MV_GLOBAL const mv_u32x4*)(src + (y0 + r) * stride + xb - 16 +
+                                                16 * (i - r * MV_MMA_ICH));
+        }
+    }
+    MV_UNROLL for (int j = 0; j < MV_MMA_NV(MV_MMA_IN_ROWS * MV_MMA_ICH); ++j)
+    {
+        int i = MV_LID_X + j * MV_MMA_THREADS;
+        int r = i / MV_MMA_ICH;
+        if (i < rows * MV_MMA_ICH) {
+            *(MV_LOCAL mv_u32x4*)(in + r * MV_MMA_IP + 16 * (i - r * MV_MMA_ICH)) = v[j];
+        }
+    }
+}
+
+MV_INLINE void mv_mma_store(MV_GLOBAL mv_u8* dst, int stride, int w, int h, int xb, int y0,
+                            int rows, MV_LOCAL const mv_u8* out)
+{
+    if ((stride & 15) != 0 || ((mv_u64)dst & 15) != 0 || xb + MV_MMA_COLS > w ||
+        y0 + rows > h) {
+        mv_mma_store_edge(dst, stride, w, h, xb, y0, rows, out);
+        return;
+    }
+    mv_u32x4 o[MV_MMA_NV(16 * MV_MMA_MAX_K * MV_MMA_OCH)];
+    MV_UNROLL for (int j = 0; j < MV_MMA_NV(16 * MV_MMA_MAX_K * MV_MMA_OCH); ++j)
+    {
+        int i = MV_LID_X + j * MV_MMA_THREADS;
+        int r = i / MV_MMA_OCH;
+        if (i < rows * MV_MMA_OCH) {
+            o[j] = *(MV_LOCAL const mv_u32x4*)(out + r * MV_MMA_OP + 16 * (i - r * MV_MMA_OCH));
+        }
+    }
+    MV_UNROLL for (int j = 0; j < MV_MMA_NV(16 * MV_MMA_MAX_K * MV_MMA_OCH); ++j)
+    {
+        int i = MV_LID_X + j * MV_MMA_THREADS;
+        int r = i / MV_MMA_OCH;
+        if (i < rows * MV_MMA_OCH) {
+            *(MV_GLOBAL mv_u32x4*)(dst + (y0 + r) * stride + xb + 16 * (i - r * MV_MMA_OCH)) =
+                o[j];
+        }
+    }
+}
+
+/* ksize 3, 5 or 7 (anything else writes nothing); planes 1 to 3 byte planes of `rows` (plane p,
+ * kernel row ky at words (p ksize + ky) MV_MMA_ROW_WORDS ..); finish 0: round_shift_sat_u8(acc,
+ * shift), 1: box mean (acc + area / 2) / area. One work-group of MV_MMA_THREADS work-items per
+ * MV_MMA_COLS x 16 ksize outputs. */
+MV_KERNEL_MMA mv_filter2d_u8_mma(MV_GLOBAL const mv_u8* src, int src_stride, MV_GLOBAL mv_u8* dst,
+                                 int dst_stride, int width, int height, MV_MMA_ARG(rows),
+                                 int ksize, int planes, int shift, int finish, int area,
+                                 int border_mode, int border_value)
+{
+    MV_MMA_OPEN(rows)
+    MV_LOCAL_ARRAY(mv_u32x4, in_v, MV_MMA_IP * MV_MMA_IN_ROWS / 16);
+    MV_LOCAL_ARRAY(mv_u32x4, out_v, MV_MMA_OP * 16 * MV_MMA_MAX_K / 16);
+    MV_LOCAL_ARRAY(mv_u32, zs, MV_MMA_WORDS);
+#if MV_MMA_HW
+    MV_LOCAL mv_u32* xs = 0;
+#else
+    MV_LOCAL_ARRAY(mv_u32, xs_all, 96 * MV_MMA_WARPS);
+    MV_LOCAL mv_u32* xs = xs_all + 96 * (MV_LID_X >> 5);
+#endif
+    MV_LOCAL mv_u8* in = (MV_LOCAL mv_u8*)in_v;
+    MV_LOCAL mv_u8* out = (MV_LOCAL mv_u8*)out_v;
+    int k = ksize;
+    if (k != 3 && k != 5 && k != 7) {
+        return;
+    }
+    for (int i = MV_LID_X; i < planes * k * MV_MMA_ROW_WORDS; i += MV_MMA_THREADS) {
+        zs[i] = rows[i];
+    }
+    int xb = MV_GROUP_X * MV_MMA_COLS;
+    int y0 = MV_GROUP_Y * 16 * k;
+    mv_mma_fill(in, src, src_stride, width, height, xb, y0 - k / 2, 17 * k - 1, border_mode,
+                border_value);
+    MV_BARRIER();
+    if (k == 3) {
+        mv_mma_tile_k3(in, zs, out, xs, planes, shift, finish, area);
+    } else if (k == 5) {
+        mv_mma_tile_k5(in, zs, out, xs, planes, shift, finish, area);
+    } else {
+        mv_mma_tile_k7(in, zs, out, xs, planes, shift, finish, area);
+    }
+    MV_BARRIER();
+    mv_mma_store(dst, dst_stride, width, height, xb, y0, 16 * k, out);
 }
 
 /* ---- Sobel 3 x 3 (both derivatives in one pass over a 1-pixel halo) --------------------- */

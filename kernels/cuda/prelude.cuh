@@ -17,6 +17,8 @@
     extern "C" __global__ void __launch_bounds__(                            \
         MV_TILE_W * MV_TILE_H,                                               \
         (1024 / (MV_TILE_W * MV_TILE_H) > 0 ? 1024 / (MV_TILE_W * MV_TILE_H) : 1))
+/* A kernel whose block is exactly MV_MMA_THREADS threads (the matrix-unit filter). */
+#define MV_KERNEL_MMA extern "C" __global__ void __launch_bounds__(MV_MMA_THREADS)
 /* A by-value struct parameter whose address the kernel takes (filter coefficients): read in
  * place from the constant bank (__grid_constant__, CUDA 11.7+ on sm_70+) instead of copied
  * to each thread's stack; older NVRTC (JetPack 5 has 11.4) copies it. -DMV_NO_GRID_CONSTANT
@@ -52,6 +54,7 @@
 
 typedef unsigned char mv_u8;
 typedef short mv_i16;
+typedef unsigned short mv_u16;
 typedef int mv_i32;
 typedef unsigned int mv_u32;
 typedef long long mv_i64;
@@ -74,6 +77,9 @@ struct alignas(16) mv_f32x4 {
 #define MV_BYTE(v, i) (((v) >> (8 * (i))) & 255u)
 #define MV_PACK4(a, b, c, d) \
     ((mv_u32)(a) | ((mv_u32)(b) << 8) | ((mv_u32)(c) << 16) | ((mv_u32)(d) << 24))
+/* Two bytes packed into the 16 bits that store them at increasing addresses. */
+#define MV_PACK2(a, b) ((mv_u32)(a) | ((mv_u32)(b) << 8))
+#define MV_LITTLE_ENDIAN 1
 
 /* Asks for a loop with a constant trip count to be unrolled completely (MV_UNROLL), or for a
  * loop to stay a loop (MV_NO_UNROLL: code size); only NVRTC is asked: the host compiler that
@@ -106,6 +112,15 @@ struct alignas(16) mv_f32x4 {
 #define MV_DP2A_HW 1
 #else
 #define MV_DP2A_HW 0
+#endif
+
+/* PTX mma.m16n8k16 with 8-bit integer operands (sm_80 and later) for the matrix-unit filter
+ * (kernels/common/filter.h): MV_MMA_HW 1 where it is used, else that filter computes the same
+ * products from local memory. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define MV_MMA_HW 1
+#else
+#define MV_MMA_HW 0
 #endif
 
 /* Cross-work-group signalling, for kernels whose work-groups wait on earlier ones (the integral's

@@ -19,6 +19,8 @@
     __kernel __attribute__((reqd_work_group_size(MV_TILE_W, MV_TILE_H, 1))) void
 /* (CUDA: a register cap; OpenCL C has no such attribute.) */
 #define MV_KERNEL_LEAN __kernel void
+/* A kernel whose work-group is exactly MV_MMA_THREADS x 1 (the matrix-unit filter). */
+#define MV_KERNEL_MMA __kernel __attribute__((reqd_work_group_size(MV_MMA_THREADS, 1, 1))) void
 /* (CUDA: __grid_constant__ on by-value struct parameters.) */
 #define MV_PARAM_CONST const
 #define MV_GLOBAL __global
@@ -41,6 +43,7 @@
 
 typedef uchar mv_u8;
 typedef short mv_i16;
+typedef ushort mv_u16;
 typedef int mv_i32;
 typedef uint mv_u32;
 typedef long mv_i64;
@@ -62,6 +65,14 @@ typedef float4 mv_f32x4;
 #define MV_BYTE(v, i) (((v) >> (24 - 8 * (i))) & 255u)
 #define MV_PACK4(a, b, c, d) \
     ((mv_u32)(d) | ((mv_u32)(c) << 8) | ((mv_u32)(b) << 16) | ((mv_u32)(a) << 24))
+#endif
+/* Two bytes packed into the 16 bits that store them at increasing addresses. */
+#ifdef __ENDIAN_LITTLE__
+#define MV_PACK2(a, b) ((mv_u32)(a) | ((mv_u32)(b) << 8))
+#define MV_LITTLE_ENDIAN 1
+#else
+#define MV_PACK2(a, b) ((mv_u32)(b) | ((mv_u32)(a) << 8))
+#define MV_LITTLE_ENDIAN 0
 #endif
 
 /* Asks for a loop with a constant trip count to be unrolled completely. */
@@ -101,6 +112,16 @@ MV_INLINE mv_u64 mv_shfl_up_u64(mv_u64 v, int d)
 #define MV_DP2A_HW 1
 #else
 #define MV_DP2A_HW 0
+#endif
+
+/* PTX mma.m16n8k16 with 8-bit integer operands for the matrix-unit filter
+ * (kernels/common/filter.h) where the host says the device has it (-DMV_NV_MMA=1: NVIDIA,
+ * compute capability 8.0 or later, whose OpenCL compiler takes inline PTX); MV_MMA_HW 1 then,
+ * else that filter computes the same products from local memory. */
+#if defined(MV_NV_MMA) && MV_NV_MMA
+#define MV_MMA_HW 1
+#else
+#define MV_MMA_HW 0
 #endif
 
 /* Cross-work-group signalling, as the CUDA prelude's (the integral's look-back). OpenCL C 1.2

@@ -395,6 +395,8 @@ pub enum StreamMode {
 /// * `MVISION_FILTER_TAPS=auto|table` ([`TapsMode`]): whether OpenCL filter kernels take their
 ///   coefficients by value where the device allows ([`FilterTuning::taps_by_value`]) or always
 ///   as an uploaded table. Default `auto`. CUDA always takes them by value.
+/// * `MVISION_FILTER_MMA=off|auto|on` ([`MmaMode`]): whether the `u8` filters of 3, 5 or 7
+///   taps a side run on the matrix units (`mv_filter2d_u8_mma`). Default `auto`.
 ///
 /// Unparsable values are ignored (the default holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -409,6 +411,25 @@ pub struct FilterTuning {
     pub fma: FmaMode,
     /// How OpenCL filter kernels take their coefficients.
     pub taps: TapsMode,
+    /// When the dense and separable `u8` filters run on the matrix units.
+    pub mma: MmaMode,
+}
+
+/// When the `u8` filters of 3, 5 or 7 taps a side (dense, and square separable ones, box and
+/// Gaussian blurs included) run the matrix-unit kernel `mv_filter2d_u8_mma`
+/// (`MVISION_FILTER_MMA`); only ever for coefficients it takes exactly
+/// ([`plan::MmaTaps::new`]), and the images are the same either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaMode {
+    /// `off`: never.
+    Off,
+    /// `auto` (the default): on devices with 8-bit integer matrix products
+    /// ([`plan::Limits::mma`]: NVIDIA compute capability 8.0 or later, CUDA or OpenCL), for
+    /// the kernel and image sizes it ran faster at on the H200 ([`FilterTuning::uses_mma`]).
+    Auto,
+    /// `on`: for every size it takes; a device without the products computes the same sums
+    /// from local memory (`mv_mma_soft`), which lets the tests cover the kernel on PoCL.
+    On,
 }
 
 /// How the OpenCL filter kernels take their coefficients (`MVISION_FILTER_TAPS`); the images
@@ -461,6 +482,7 @@ impl FilterTuning {
         dot: DotMode::Auto,
         fma: FmaMode::On,
         taps: TapsMode::Auto,
+        mma: MmaMode::Auto,
     };
 
     /// The tuning of `MVISION_FILTER_STREAM`'s and `MVISION_FILTER_STREAM_ROWS`'s values
@@ -514,6 +536,18 @@ impl FilterTuning {
         self
     }
 
+    /// This tuning with the matrix-unit filter mode of `MVISION_FILTER_MMA`'s value (`None` or
+    /// unparsable: unchanged).
+    pub fn with_mma(mut self, mma: Option<&str>) -> Self {
+        match mma.map(str::trim) {
+            Some("off") => self.mma = MmaMode::Off,
+            Some("auto") => self.mma = MmaMode::Auto,
+            Some("on") => self.mma = MmaMode::On,
+            _ => {}
+        }
+        self
+    }
+
     /// The process's tuning, read on the first call.
     pub fn get() -> Self {
         static TUNING: std::sync::OnceLock<FilterTuning> = std::sync::OnceLock::new();
@@ -526,13 +560,25 @@ impl FilterTuning {
             )
             .with_fma(var("MVISION_FILTER_FMA").as_deref())
             .with_taps(var("MVISION_FILTER_TAPS").as_deref())
+            .with_mma(var("MVISION_FILTER_MMA").as_deref())
         })
     }
 
     /// `"auto/4"`, `"on/4"` or `"off"`, as benchmarks print it, with `"/dot-off"` or
-    /// `"/dot-on"` appended unless the packed products are `auto`, and `"/fma-off"` without
-    /// fused multiply-adds and `"/taps-table"` with OpenCL coefficient tables forced.
+    /// `"/dot-on"` appended unless the packed products are `auto`, `"/fma-off"` without
+    /// fused multiply-adds, `"/taps-table"` with OpenCL coefficient tables forced, and
+    /// `"/mma-off"` or `"/mma-on"` unless the matrix-unit filter is `auto`.
     pub fn label(&self) -> String {
+        let mma = match self.mma {
+            MmaMode::Off => "/mma-off",
+            MmaMode::Auto => "",
+            MmaMode::On => "/mma-on",
+        };
+        format!("{}{mma}", self.stream_label())
+    }
+
+    /// [`FilterTuning::label`] without the matrix-unit part.
+    fn stream_label(&self) -> String {
         let dot = match self.dot {
             DotMode::Off => "/dot-off",
             DotMode::Auto => "",
@@ -589,6 +635,25 @@ impl FilterTuning {
                 StreamMode::Off => false,
                 StreamMode::Auto => items >= STREAM_MIN_ITEMS,
                 StreamMode::On => true,
+            }
+    }
+
+    /// Whether a `u8` filter of `k × k` taps (dense, or square `separable`) over `pixels`
+    /// pixels runs the matrix-unit kernel on a device that has the products (`hw`) or not, its
+    /// coefficients permitting ([`plan::MmaTaps::new`]). `auto`: where `hw`, from 5 × 5 on,
+    /// dense filters from [`MMA_DENSE_MIN_PIXELS`] and separable ones from
+    /// [`MMA_SEPARABLE_MIN_PIXELS`] (where the H200 ran them faster than the other kernels).
+    pub fn uses_mma(&self, k: usize, hw: bool, pixels: usize, separable: bool) -> bool {
+        let from = if separable {
+            MMA_SEPARABLE_MIN_PIXELS
+        } else {
+            MMA_DENSE_MIN_PIXELS
+        };
+        matches!(k, 3 | 5 | 7)
+            && match self.mma {
+                MmaMode::Off => false,
+                MmaMode::Auto => hw && k >= 5 && pixels >= from,
+                MmaMode::On => true,
             }
     }
 
@@ -649,6 +714,11 @@ pub mod names {
     pub const SEP_FILTER_F32_STREAM: &str = "mv_sep_filter_f32_stream";
     /// Dense float 3 × 3 filter, streaming (register windows).
     pub const FILTER2D_F32_STREAM: &str = "mv_filter2d_f32_stream";
+    /// Dense fixed-point 3 × 3, 5 × 5 or 7 × 7 filter (also square separable ones, as the dense
+    /// filter of their outer product) on the matrix units: warp-wide 8-bit integer matrix
+    /// products (PTX `mma`, where [`crate::plan::Limits::mma`]; elsewhere the same products
+    /// from local memory).
+    pub const FILTER2D_U8_MMA: &str = "mv_filter2d_u8_mma";
     /// Separable fixed-point filter (also box and Gaussian blur).
     pub const SEP_FILTER_U8_TILED: &str = "mv_sep_filter_u8_tiled";
     /// Separable float filter (also box and Gaussian blur).
@@ -705,6 +775,43 @@ pub const TAPS_SLOTS: usize = MAX_KERNEL_SIZE * MAX_KERNEL_SIZE;
 /// 32-bit slots of one line of separable taps passed by value (`mv_line_i32` / `mv_line_f32`).
 pub const LINE_SLOTS: usize = MAX_KERNEL_SIZE;
 
+/// Warps side by side in a work-group of the matrix-unit filter (`MV_MMA_WARPS`,
+/// `mv_filter2d_u8_mma`): 8 (64 output columns) was at least as fast as 4 and 16 on the H200.
+pub const MMA_WARPS: usize = 8;
+
+/// Output columns one work-group of the matrix-unit filter covers (`MV_MMA_COLS`); it covers
+/// `16 · k` rows of a `k × k` kernel.
+pub const MMA_COLS: usize = 8 * MMA_WARPS;
+
+/// Work-items of one work-group of the matrix-unit filter (its fixed group shape is
+/// `MMA_THREADS × 1`).
+pub const MMA_THREADS: usize = 32 * MMA_WARPS;
+
+/// The largest kernel side the matrix-unit filter takes (`MV_MMA_MAX_K`); it takes 3, 5 and 7.
+pub const MMA_MAX_K: usize = 7;
+
+/// Byte planes the matrix-unit filter splits coefficients into, at most: 1 for coefficients in
+/// −128 … 127, 2 within 16 bits, 3 within 24.
+pub const MMA_PLANES: usize = 3;
+
+/// 32-bit words the matrix-unit filter takes per kernel row of one plane (`MV_MMA_ROW_WORDS`).
+pub const MMA_ROW_WORDS: usize = 8;
+
+/// 32-bit slots of the matrix-unit filter's coefficients passed by value (`mv_mma_taps`,
+/// `MV_MMA_WORDS`): [`MMA_PLANES`] × [`MMA_MAX_K`] rows of [`MMA_ROW_WORDS`].
+pub const MMA_SLOTS: usize = MMA_PLANES * MMA_MAX_K * MMA_ROW_WORDS;
+
+/// Pixels from which [`MmaMode::Auto`] runs a dense `u8` filter of 5 × 5 or 7 × 7 taps on the
+/// matrix units (about 1920 × 1080). On the H200 the matrix-unit kernel ran dense 7 × 7 `u8`
+/// 1.7–1.9× the halo tile at 3840 × 2160 and 1.2–1.4× at 1920 × 1080 (CUDA, NVIDIA OpenCL), but
+/// 0.9–1.0× at 640 × 480, where its work-groups of 64 × 112 outputs leave the GPU partly idle.
+pub const MMA_DENSE_MIN_PIXELS: usize = 2_000_000;
+
+/// Pixels from which [`MmaMode::Auto`] runs a square separable `u8` filter of 5 or 7 taps (box
+/// and Gaussian blurs included) on the matrix units: at 3840 × 2160 the H200 ran box 5 1.16×
+/// and Gaussian 7 1.01–1.03× the streaming kernels; at 1920 × 1080 CUDA's Gaussian 7 was 0.92×.
+pub const MMA_SEPARABLE_MIN_PIXELS: usize = 1 << 22;
+
 /// Kernel parameter bytes an OpenCL device must accept (`CL_DEVICE_MAX_PARAMETER_SIZE`) for
 /// its filter kernels to take their coefficients by value: the full profile's minimum, above
 /// the largest filter's parameters (a [`TAPS_SLOTS`] table and ten more arguments). Embedded-
@@ -752,6 +859,7 @@ impl KernelSet {
                 FILTER2D_F32_STREAM,
                 FILTER2D_U8_STREAM_DP,
                 SEP_FILTER_U8_STREAM_DP,
+                FILTER2D_U8_MMA,
                 SOBEL_U8,
                 SOBEL_F32,
             ],
@@ -912,7 +1020,12 @@ pub fn constants() -> String {
          #define MV_LB_H {INTEGRAL_LOOKBACK_TILE_H}\n\
          #define MV_PX_U8 {PX_U8}\n\
          #define MV_PX_F32 {PX_F32}\n\
-         #define MV_STREAM_ROWS {stream_rows}\n"
+         #define MV_STREAM_ROWS {stream_rows}\n\
+         #define MV_MMA_WARPS {MMA_WARPS}\n\
+         #define MV_MMA_COLS {MMA_COLS}\n\
+         #define MV_MMA_MAX_K {MMA_MAX_K}\n\
+         #define MV_MMA_ROW_WORDS {MMA_ROW_WORDS}\n\
+         #define MV_MMA_WORDS {MMA_SLOTS}\n"
     )
 }
 

@@ -7,6 +7,7 @@ const SPEC_MACROS: &[&str] = &[
     "MV_KERNEL",
     "MV_KERNEL_TILED",
     "MV_KERNEL_LEAN",
+    "MV_KERNEL_MMA",
     "MV_GLOBAL",
     "MV_CONSTANT",
     "MV_LOCAL",
@@ -53,16 +54,21 @@ fn every_listed_kernel_is_defined_in_its_set_for_both_backends() {
                 let plain = format!("MV_KERNEL {name}(");
                 let tiled = format!("MV_KERNEL_TILED {name}(");
                 let lean = format!("MV_KERNEL_LEAN {name}(");
+                let mma = format!("MV_KERNEL_MMA {name}(");
                 assert!(
-                    src.contains(&plain) || src.contains(&tiled) || src.contains(&lean),
+                    src.contains(&plain)
+                        || src.contains(&tiled)
+                        || src.contains(&lean)
+                        || src.contains(&mma),
                     "{name} missing from {set:?}/{backend:?}"
                 );
             }
             let defined = src.matches("MV_KERNEL ").count()
                 + src.matches("MV_KERNEL_TILED ").count()
-                + src.matches("MV_KERNEL_LEAN ").count();
-            // Each prelude mentions the three macros once in its #defines.
-            assert_eq!(defined - 3, set.kernel_names().len(), "{set:?}/{backend:?}");
+                + src.matches("MV_KERNEL_LEAN ").count()
+                + src.matches("MV_KERNEL_MMA ").count();
+            // Each prelude mentions the four macros once in its #defines.
+            assert_eq!(defined - 4, set.kernel_names().len(), "{set:?}/{backend:?}");
         }
     }
 }

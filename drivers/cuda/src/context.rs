@@ -22,7 +22,9 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use mvision_core::Error as CoreError;
 use mvision_kernels::plan::{Arg, IntegralScratch, Launch, Limits, Planner, TableValue};
-use mvision_kernels::{KernelSet, Tile, DENSE_F32_HALO_MIN_PIXELS, LINE_SLOTS, TAPS_SLOTS};
+use mvision_kernels::{
+    KernelSet, Tile, DENSE_F32_HALO_MIN_PIXELS, LINE_SLOTS, MMA_SLOTS, TAPS_SLOTS,
+};
 
 use crate::device::{self, DeviceInfo};
 use crate::error::{driver, Error, Result};
@@ -90,6 +92,8 @@ enum Bound {
     Taps(Box<Slots<TAPS_SLOTS>>),
     /// A line of separable taps (`mv_line_i32` / `mv_line_f32`).
     Line(Slots<LINE_SLOTS>),
+    /// The matrix-unit filter's byte rows (`mv_mma_taps`).
+    Mma(Box<Slots<MMA_SLOTS>>),
 }
 
 /// `N` 32-bit slots passed by value: the layout of the kernels' coefficient structs (arrays of
@@ -131,6 +135,9 @@ impl Context {
                 simd_width: Some(WARP),
                 // PTX dp2a: sm_61 and later (the prelude uses it under the same condition).
                 dp2a: info.compute_capability >= (6, 1),
+                // PTX mma.m16n8k16 with 8-bit integers: sm_80 and later (the prelude's
+                // MV_MMA_HW holds under the same condition).
+                mma: info.compute_capability >= (8, 0),
                 lookback: true,
                 dense_f32_halo_from: Some(DENSE_F32_HALO_MIN_PIXELS),
             };
@@ -311,6 +318,7 @@ impl Context {
                 })? {
                     TableValue::Taps(v) => Bound::Taps(Box::new(Slots(*v))),
                     TableValue::Line(v) => Bound::Line(Slots(v)),
+                    TableValue::Mma(v) => Bound::Mma(Box::new(Slots(*v))),
                 },
             });
         }
@@ -340,6 +348,7 @@ impl Context {
                 Bound::F32(v) => builder.arg(v),
                 Bound::Taps(t) => builder.arg(&**t),
                 Bound::Line(l) => builder.arg(l),
+                Bound::Mma(m) => builder.arg(&**m),
             };
         }
         let ([gx, gy], [bx, by]) = (launch.groups(), launch.local);

@@ -145,6 +145,7 @@ impl Context {
             // OpenCL reports no portable SIMD width (only a per-kernel preferred multiple).
             simd_width: None,
             dp2a: info.has_dp2a(),
+            mma: info.has_mma(),
             // NVIDIA: global stores are ordered device-wide by the prelude's PTX membar.gl.
             lookback: info.has_dp2a(),
             // The streaming dense 3 × 3 f32 kernel was faster at every size on NVIDIA's OpenCL.
@@ -214,13 +215,17 @@ impl Context {
     /// The build options of `set`'s program for `tile`: `mvision_kernels::program_option_list`
     /// (the tile's, and for the filters under `MVISION_FILTER_FMA=on` the contraction flag); on
     /// NVIDIA devices that run PTX `dp2a` also `-DMV_NV_PTX=1` (the preludes then use inline
-    /// PTX) and `-cl-nv-maxrregcount=`[`NV_MAX_REGISTERS`] (or `MVISION_OPENCL_NV_MAXRREG`; 0:
+    /// PTX; from compute capability 8.0 on also `-DMV_NV_MMA=1`, for the 8-bit matrix products)
+    /// and `-cl-nv-maxrregcount=`[`NV_MAX_REGISTERS`] (or `MVISION_OPENCL_NV_MAXRREG`; 0:
     /// none); `-DMV_TAPS_BY_VALUE=1` where the filter coefficients are passed by value.
     fn options(&self, set: KernelSet, tile: Tile) -> String {
         let mut o =
             program_option_list(set, tile, Backend::OpenCl, FilterTuning::get().fma).join(" ");
         if self.taps_by_value() {
             o.push_str(" -DMV_TAPS_BY_VALUE=1");
+        }
+        if self.info.has_mma() {
+            o.push_str(" -DMV_NV_MMA=1");
         }
         if self.info.has_dp2a() {
             o.push_str(" -DMV_NV_PTX=1");
@@ -432,6 +437,7 @@ impl Context {
                     Bound::F32(v) => kernel.set_arg(i, v),
                     Bound::Value(TableValue::Taps(t)) => kernel.set_arg(i, &**t),
                     Bound::Value(TableValue::Line(l)) => kernel.set_arg(i, l),
+                    Bound::Value(TableValue::Mma(m)) => kernel.set_arg(i, &**m),
                 }
             };
             set.map_err(Error::cl("clSetKernelArg"))?;

@@ -88,6 +88,13 @@ impl DeviceInfo {
         self.nv_compute_capability.is_some_and(|cc| cc >= (6, 1))
     }
 
+    /// Whether the device runs PTX `mma.m16n8k16` with 8-bit integer operands (NVIDIA,
+    /// compute capability 8.0 or later): its filter program is then built with
+    /// `-DMV_NV_MMA=1`.
+    pub fn has_mma(&self) -> bool {
+        self.nv_compute_capability.is_some_and(|cc| cc >= (8, 0))
+    }
+
     /// `"platform device"`, the string `MVISION_OPENCL_DEVICE` matches against.
     pub fn full_name(&self) -> String {
         format!("{} {}", self.platform, self.name)

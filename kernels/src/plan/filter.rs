@@ -8,8 +8,8 @@ use mvision_core::filter::{
 use mvision_core::{Border, Error as CoreError};
 
 use super::{
-    border_f32, border_u8, same_size, table_f32, table_i32, Arg, Img, Launch, PlanError, Planner,
-    Variant,
+    border_f32, border_u8, same_size, table_f32, table_i32, Arg, Img, Launch, MmaTaps, PlanError,
+    Planner, Variant,
 };
 use crate::{
     names, FilterTuning, KernelSet, StreamMode, DENSE_ROWS, LINE_SLOTS, PX_F32, PX_U8, STREAM_PX,
@@ -47,6 +47,8 @@ struct Dense<'a, B> {
     px: usize,
     /// Pixels from which the halo tile replaces the streaming kernel under `auto`.
     halo_from: Option<usize>,
+    /// The coefficients of the matrix-unit kernel, where it runs this filter (`u8`).
+    mma: Option<MmaTaps>,
 }
 
 /// The parts of a separable filter that differ between `u8` and `f32`.
@@ -79,6 +81,14 @@ impl Planner {
         border: Border<u8>,
         variant: Variant,
     ) -> Result<Launch<B>, PlanError> {
+        let k = kernel.size();
+        let pixels = src.width * src.height;
+        let mma = if variant != Variant::Naive && self.uses_mma(k, pixels, false) {
+            let coeffs: Vec<i64> = kernel.coeffs().iter().map(|&c| i64::from(c)).collect();
+            MmaTaps::new(&coeffs, k, (1i64 << kernel.shift()) >> 1)
+        } else {
+            None
+        };
         let dense = Dense {
             names: [names::FILTER2D_U8_NAIVE, names::FILTER2D_U8_TILED],
             stream: Some(names::FILTER2D_U8_STREAM),
@@ -89,6 +99,7 @@ impl Planner {
             border: border_u8(border),
             px: PX_U8,
             halo_from: None,
+            mma,
         };
         self.dense(src, dst, dense, variant)
     }
@@ -114,6 +125,7 @@ impl Planner {
             border: border_f32(border),
             px: PX_F32,
             halo_from: self.limits().dense_f32_halo_from,
+            mma: None,
         };
         self.dense(src, dst, dense, variant)
     }
@@ -128,6 +140,10 @@ impl Planner {
         self.owns_all([&src, &dst])?;
         same_size(src.size(), dst.size())?;
         let tile = self.variant_tile(variant)?;
+        if let Some(taps) = dense.mma {
+            let shift = dense.shift.unwrap_or(0);
+            return Ok(self.mma(src, dst, taps, dense.ksize, shift, None, dense.border, tile));
+        }
         let tuning = FilterTuning::get();
         // The streaming kernel replaces the halo tile where it exists and the tuning allows
         // (under `auto`, not on images from `halo_from` pixels on).
@@ -287,6 +303,19 @@ impl Planner {
         box_area: Option<i32>,
         border: Border<u8>,
     ) -> Launch<B> {
+        let k = kx.len();
+        if ky.len() == k && self.uses_mma(k, src.width * src.height, true) {
+            // Exact integers: Σ ky·(Σ kx·p) is the dense sum of the outer product.
+            let coeffs: Vec<i64> = ky
+                .iter()
+                .flat_map(|&y| kx.iter().map(move |&x| i64::from(y) * i64::from(x)))
+                .collect();
+            let round = box_area.map_or((1i64 << shift) >> 1, |a| i64::from(a / 2));
+            if let Some(taps) = MmaTaps::new(&coeffs, k, round) {
+                let tile = self.default_tile();
+                return self.mma(src, dst, taps, k, shift, box_area, border_u8(border), tile);
+            }
+        }
         let sep = Separable {
             names: [names::SEP_FILTER_U8_TILED, names::SEP_FILTER_U8_STREAM],
             packed: Some((names::SEP_FILTER_U8_STREAM_DP, kx)),
@@ -349,6 +378,13 @@ impl Planner {
             _ => sep.names[usize::from(stream)],
         };
         self.launch_2d(KernelSet::Filter, tile, name, args, range)
+    }
+
+    /// Whether a `u8` filter of `k × k` taps (`separable` or dense) over `pixels` runs the
+    /// matrix-unit kernel on this device under the process's tuning (its coefficients
+    /// permitting).
+    fn uses_mma(&self, k: usize, pixels: usize, separable: bool) -> bool {
+        FilterTuning::get().uses_mma(k, self.limits().mma, pixels, separable)
     }
 
     /// `mv_sobel_u8`: 3 × 3 derivatives into `i16` images, as `mvision_core::filter::sobel_u8`.

@@ -10,10 +10,12 @@
 //! only copy into argument lists, never dereference.
 
 mod filter;
+mod mma;
 mod resample;
 #[cfg(test)]
 mod tests;
 
+pub use mma::MmaTaps;
 pub use resample::{IntegralPlan, IntegralScratch};
 
 use mvision_core::{Border, Error as CoreError};
@@ -67,6 +69,12 @@ pub struct Limits {
     ///
     /// [`DotMode::Auto`]: crate::DotMode::Auto
     pub dp2a: bool,
+    /// The device has warp-wide 8-bit integer matrix products (PTX `mma.m16n8k16` with `u8` /
+    /// `s8` operands: NVIDIA compute capability 8.0 or later) and its programs are built to
+    /// use them (`MV_MMA_HW`); [`MmaMode::Auto`] then runs the matrix-unit `u8` filter.
+    ///
+    /// [`MmaMode::Auto`]: crate::MmaMode::Auto
+    pub mma: bool,
     /// Work-groups may wait on work-groups that started earlier, seeing their global stores
     /// after a fence ([`crate::IntegralScan::Auto`] then runs the look-back scan): CUDA, and
     /// NVIDIA's OpenCL.
@@ -243,13 +251,15 @@ impl Table {
     }
 
     /// This table as the struct its kernel takes by value: a dense table's
-    /// ([`crate::TAPS_SLOTS`] slots) or a line's ([`crate::LINE_SLOTS`]), zero-padded.
+    /// ([`crate::TAPS_SLOTS`] slots), a line's ([`crate::LINE_SLOTS`]) or the matrix-unit
+    /// filter's byte rows ([`crate::MMA_SLOTS`]), zero-padded.
     ///
     /// Errors: `None` when its slots are neither or its coefficients do not fit them.
     pub fn by_value(&self) -> Option<TableValue> {
         match self.slots {
             crate::LINE_SLOTS => self.padded().map(TableValue::Line),
             crate::TAPS_SLOTS => self.padded().map(|t| TableValue::Taps(Box::new(t))),
+            crate::MMA_SLOTS => self.padded().map(|t| TableValue::Mma(Box::new(t))),
             _ => None,
         }
     }
@@ -263,6 +273,8 @@ pub enum TableValue {
     Taps(Box<[u32; crate::TAPS_SLOTS]>),
     /// A line of separable taps (`mv_line_i32` / `mv_line_f32`).
     Line([u32; crate::LINE_SLOTS]),
+    /// The matrix-unit filter's byte rows (`mv_mma_taps`, [`MmaTaps`]).
+    Mma(Box<[u32; crate::MMA_SLOTS]>),
 }
 
 /// One kernel launch: which kernel of which program, its arguments, and its 2-D range.

@@ -15,6 +15,7 @@ const GPU: Limits = Limits {
     local_mem_bytes: 48 * 1024,
     simd_width: Some(32),
     dp2a: true,
+    mma: false,
     lookback: true,
     dense_f32_halo_from: None,
 };
@@ -26,6 +27,7 @@ const SMALL: Limits = Limits {
     local_mem_bytes: 4096,
     simd_width: None,
     dp2a: false,
+    mma: false,
     lookback: false,
     dense_f32_halo_from: None,
 };
@@ -791,4 +793,221 @@ fn device_images_are_sized_for_int_indices() {
     assert_eq!(image_len(1 << 16, 1 << 15), Err(CoreError::Overflow));
     assert_eq!(image_len(usize::MAX, 2), Err(CoreError::Overflow));
     assert_eq!(same_size((1, 2), (2, 1)), Err(CoreError::SizeMismatch));
+}
+
+#[test]
+fn matrix_unit_taps_split_coefficients_into_byte_planes() {
+    let row = 4 * crate::MMA_ROW_WORDS;
+    // 3 × 3 within a signed byte: one plane, tap kx of row ky at byte 12 − 1 + kx.
+    let c: Vec<i64> = (1..=9).map(|v| if v % 2 == 0 { -v } else { v }).collect();
+    let t = MmaTaps::new(&c, 3, 8).unwrap();
+    assert_eq!((t.planes, t.table.slots), (1, crate::MMA_SLOTS));
+    assert_eq!(t.table.bytes.len(), 3 * row);
+    for ky in 0..3 {
+        let r = &t.table.bytes[ky * row..(ky + 1) * row];
+        assert!(
+            r[..11].iter().chain(&r[14..]).all(|&b| b == 0),
+            "zeros around row {ky}"
+        );
+        for kx in 0..3 {
+            assert_eq!(r[11 + kx] as i8, c[ky * 3 + kx] as i8);
+        }
+    }
+    // 5 × 5 needing 16 bits: the signed high byte first, then the low byte.
+    let mut c = vec![0i64; 25];
+    c[0] = -300; // 0xfed4: high −2, low 0xd4
+    c[24] = 32767;
+    let t = MmaTaps::new(&c, 5, 1 << 13).unwrap();
+    assert_eq!(t.planes, 2);
+    let at = |p: usize, ky: usize, kx: usize| t.table.bytes[(p * 5 + ky) * row + 10 + kx];
+    assert_eq!((at(0, 0, 0) as i8, at(1, 0, 0)), (-2, 0xd4));
+    assert_eq!((at(0, 4, 4), at(1, 4, 4)), (0x7f, 0xff));
+    // 7 × 7 within 24 bits: three planes; the byte rows rebuild every coefficient.
+    let c: Vec<i64> = (0..49).map(|i| (i * 7_919 % 160_001) - 80_000).collect();
+    let gain: i64 = c.iter().map(|v| v.abs()).sum();
+    assert!(
+        255 * (gain + 65536 * 49) < i64::from(i32::MAX),
+        "the test's own bound"
+    );
+    let t = MmaTaps::new(&c, 7, 0).unwrap();
+    assert_eq!(t.planes, 3);
+    for (i, &want) in c.iter().enumerate() {
+        let (ky, kx) = (i / 7, i % 7);
+        let b = |p: usize| t.table.bytes[(p * 7 + ky) * row + 9 + kx];
+        let got = (i64::from(b(0) as i8) << 16) + (i64::from(b(1)) << 8) + i64::from(b(2));
+        assert_eq!(got, want, "coefficient {i}");
+    }
+    // What the kernel cannot take exactly.
+    assert_eq!(MmaTaps::new(&[1; 9], 3, 0).map(|t| t.planes), Some(1));
+    assert!(MmaTaps::new(&[1; 81], 9, 0).is_none(), "9 × 9");
+    assert!(
+        MmaTaps::new(&[1; 8], 3, 0).is_none(),
+        "8 coefficients for 3 × 3"
+    );
+    assert!(
+        MmaTaps::new(&[1 << 23; 9], 3, 0).is_none(),
+        "beyond 24 bits"
+    );
+    assert_eq!(MmaTaps::new(&[(1 << 23) - 1], 1, 0), None, "1 × 1");
+    let mut big = vec![0i64; 9];
+    big[4] = 7_000_000; // 3 planes: 255 · (7e6 + 65536 · 9) + 2^20 < 2^31 − 1
+    assert!(MmaTaps::new(&big, 3, 1 << 20).is_some());
+    assert!(
+        MmaTaps::new(&big, 3, 1 << 30).is_none(),
+        "a partial sum could leave an int"
+    );
+}
+
+#[test]
+fn the_matrix_unit_filter_runs_where_the_device_has_it() {
+    use crate::{FilterTuning, MmaMode};
+    use crate::{MMA_DENSE_MIN_PIXELS as DENSE, MMA_SEPARABLE_MIN_PIXELS as SEP};
+    let auto = FilterTuning::DEFAULT;
+    assert_eq!(auto.mma, MmaMode::Auto);
+    assert!(auto.uses_mma(5, true, DENSE, false) && auto.uses_mma(7, true, SEP, true));
+    assert!(!auto.uses_mma(7, true, DENSE - 1, false), "a small image");
+    assert!(
+        !auto.uses_mma(7, true, SEP - 1, true),
+        "a small image, separable"
+    );
+    assert!(
+        !auto.uses_mma(3, true, SEP, false),
+        "3 × 3 streams under auto"
+    );
+    assert!(!auto.uses_mma(7, false, SEP, false) && !auto.uses_mma(9, true, SEP, false));
+    let on = auto.with_mma(Some("on"));
+    assert!(on.uses_mma(3, false, 1, true) && on.uses_mma(7, false, 1, false));
+    assert!(!on.uses_mma(9, false, SEP, false));
+    let off = auto.with_mma(Some(" off "));
+    assert!(!off.uses_mma(7, true, SEP, false));
+    assert_eq!(on.label(), "auto/4/mma-on");
+    assert_eq!(off.label(), "auto/4/mma-off");
+    assert_eq!(auto.with_mma(Some("x")), auto);
+
+    if FilterTuning::get() != FilterTuning::DEFAULT {
+        return; // the kernel choice below is the default tuning's (MVISION_FILTER_* set)
+    }
+    let mma = Planner::new(CTX, Limits { mma: true, ..GPU });
+    let (w, h) = (3840, 2160);
+    let dense = |p: &Planner, k: &Kernel2dQ, v| {
+        p.filter2d_u8(img(1, w, h), img(2, w, h), k, Border::Constant(3), v)
+            .unwrap()
+    };
+    let k5 = Kernel2dQ::new(5, &[-20_000; 25], 14).unwrap();
+    let l = dense(&mma, &k5, Variant::default());
+    assert_eq!(l.kernel, names::FILTER2D_U8_MMA);
+    let taps = MmaTaps::new(&[-20_000; 25], 5, 1 << 13).unwrap();
+    assert_eq!(
+        l.args,
+        [
+            Arg::Buf(1),
+            Arg::I32(3840),
+            Arg::Buf(2),
+            Arg::I32(3840),
+            Arg::I32(3840),
+            Arg::I32(2160),
+            Arg::Table(taps.table),
+            Arg::I32(5),
+            Arg::I32(2),
+            Arg::I32(14),
+            Arg::I32(0),
+            Arg::I32(1),
+            Arg::I32(crate::BORDER_CONSTANT),
+            Arg::I32(3),
+        ]
+    );
+    // 3840 columns in groups of 64, 2160 rows in groups of 16 · 5.
+    let n = crate::MMA_THREADS;
+    assert_eq!((l.local, l.groups()), ([n, 1], [60, 27]));
+    assert_eq!(l.tile, Tile::DEFAULT);
+    let l = dense(&mma, &k5, Variant::Tiled { w: 8, h: 4 });
+    assert_eq!((l.kernel, l.tile), (names::FILTER2D_U8_MMA, Tile::SEED_8X4));
+    assert_eq!(
+        dense(&mma, &k5, Variant::Naive).kernel,
+        names::FILTER2D_U8_NAIVE
+    );
+    assert_eq!(
+        dense(&Planner::new(CTX, GPU), &k5, Variant::default()).kernel,
+        names::FILTER2D_U8_TILED,
+        "no matrix units"
+    );
+    let k3 = Kernel2dQ::new(3, &[1; 9], 3).unwrap();
+    assert_eq!(
+        dense(&mma, &k3, Variant::default()).kernel,
+        names::FILTER2D_U8_STREAM_DP
+    );
+    let wide = Kernel2dQ::new(7, &[1 << 23; 49], 24).unwrap_err();
+    assert_eq!(wide, CoreError::InvalidKernel, "the core refuses it first");
+    let mut c = [0i32; 49];
+    c[24] = 1 << 23; // a valid kernel whose centre needs four bytes
+    let k7 = Kernel2dQ::new(7, &c, 0).unwrap();
+    assert_eq!(
+        dense(&mma, &k7, Variant::default()).kernel,
+        names::FILTER2D_U8_TILED
+    );
+
+    // Square separable filters as the dense filter of their outer product.
+    let sep = |kx: &[i32], ky: &[i32]| {
+        let k = SepKernelQ::new(kx, ky, 6).unwrap();
+        mma.sep_filter_u8(img(1, w, h), img(2, w, h), &k, Border::Replicate)
+            .unwrap()
+    };
+    let l = sep(&[1, -2, 3], &[4, 5, 6]);
+    assert_eq!(
+        l.kernel,
+        names::SEP_FILTER_U8_STREAM_DP,
+        "3 × 3 streams under auto"
+    );
+    let l = sep(&[1, -2, 3, 4, 5], &[6, 7, 8, 9, 10]);
+    assert_eq!(l.kernel, names::FILTER2D_U8_MMA);
+    let outer: Vec<i64> = [6i64, 7, 8, 9, 10]
+        .iter()
+        .flat_map(|y| [1i64, -2, 3, 4, 5].map(|x| x * y))
+        .collect();
+    let taps = MmaTaps::new(&outer, 5, 32).unwrap();
+    assert_eq!(taps.planes, 1);
+    assert_eq!(l.args[6], Arg::Table(taps.table));
+    assert_eq!(&l.args[7..12], &[5, 1, 6, 0, 1].map(Arg::I32));
+    assert_eq!(
+        sep(&[1, 2, 3, 4, 5], &[1, 2, 3]).kernel,
+        names::SEP_FILTER_U8_TILED,
+        "5 × 3 is not square"
+    );
+    let l = mma
+        .box_blur_u8(img(1, w, h), img(2, w, h), 7, Border::Replicate)
+        .unwrap();
+    assert_eq!(l.kernel, names::FILTER2D_U8_MMA);
+    assert_eq!(&l.args[7..12], &[7, 1, 0, 1, 49].map(Arg::I32));
+    assert_eq!(l.groups(), [60, 20]);
+    let small = mma
+        .box_blur_u8(img(1, 1920, 1080), img(2, 1920, 1080), 7, Border::Replicate)
+        .unwrap();
+    assert_eq!(
+        small.kernel,
+        names::SEP_FILTER_U8_TILED,
+        "1080p: separable below the bound"
+    );
+    let dense_1080 = mma
+        .filter2d_u8(
+            img(1, 1920, 1080),
+            img(2, 1920, 1080),
+            &k5,
+            Border::Replicate,
+            Variant::default(),
+        )
+        .unwrap();
+    assert_eq!(
+        dense_1080.kernel,
+        names::FILTER2D_U8_MMA,
+        "1080p: dense from about 2 Mpx"
+    );
+    let l = mma
+        .gaussian_blur_u8(img(1, w, h), img(2, w, h), 7, 0.0, Border::Replicate)
+        .unwrap();
+    assert_eq!(l.kernel, names::FILTER2D_U8_MMA);
+    assert_eq!(
+        l.args[8],
+        Arg::I32(3),
+        "Q10 × Q10 products take three planes"
+    );
 }

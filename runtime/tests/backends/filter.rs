@@ -378,3 +378,64 @@ fn streaming_filters_match_the_cpu_inside_and_at_every_edge() {
         }
     }
 }
+
+/// Sizes for the matrix-unit filter (work-groups of 64 columns by 16 k rows): rows of 16-byte
+/// multiples with work-groups wholly inside (208 × 150), rows that are not (211 × 97), and an
+/// image smaller than one work-group (40 × 21).
+const MMA_SIZES: [(usize, usize); 3] = [(208, 150), (211, 97), (40, 21)];
+
+/// The filters of 3, 5 and 7 taps a side with coefficients of one, two and three byte planes
+/// (`mv_filter2d_u8_mma` splits them so). CUDA and NVIDIA's OpenCL (sm_80 and later) run that
+/// kernel by default only on large images, so CI and the GPU runs take this file again with
+/// `MVISION_FILTER_MMA=on`, which takes it at every size on every device (PoCL computes its
+/// products from local memory).
+#[test]
+fn matrix_unit_filters_match_the_cpu_for_every_plane_count() {
+    let mut rng = Rng::new(0x3a3a);
+    // Coefficient ranges of one, two and three planes, with shifts that keep them valid.
+    let planes = [(-128, 127, 7), (-30_000, 30_000, 14), (-80_000, 80_000, 20)];
+    for (w, h) in MMA_SIZES {
+        let src = random_u8(&mut rng, w, h);
+        for k in [3, 5, 7] {
+            let len = separable_scratch_len(w, k, k);
+            for (p, (lo, hi, shift)) in planes.into_iter().enumerate() {
+                for border in borders_u8(&mut rng) {
+                    let coeffs: Vec<i32> = (0..k * k).map(|_| rng.range(lo, hi) as i32).collect();
+                    let kernel = Kernel2dQ::new(k, &coeffs, shift).unwrap();
+                    let want = reference(&src, (w, h), |a, b| {
+                        let mut scratch = vec![0; filter2d_scratch_len(w, k)];
+                        f::filter2d_u8(a, b, &kernel, border, &mut scratch)
+                    });
+                    let got = run_everywhere(&src, (w, h), |a, o| {
+                        ops::filter2d_u8(a, o, &kernel, border, VARIANTS[1])
+                    });
+                    let what = format!("filter2d_u8 {w}x{h} k{k} {} planes {border:?}", p + 1);
+                    assert_exact(&got, &want, &what);
+                }
+            }
+            for border in borders_u8(&mut rng) {
+                // Taps whose products take three planes (beyond 16 bits), within the kernel's
+                // partial-sum bound at 7 × 7.
+                let kx: Vec<i32> = (0..k).map(|_| rng.range(-300, 300) as i32).collect();
+                let ky: Vec<i32> = (0..k).map(|_| rng.range(0, 300) as i32).collect();
+                let sep = SepKernelQ::new(&kx, &ky, 16).unwrap();
+                let want = reference(&src, (w, h), |a, b| {
+                    f::sep_filter_u8(a, b, &sep, border, &mut vec![0; len])
+                });
+                let got =
+                    run_everywhere(&src, (w, h), |a, o| ops::sep_filter_u8(a, o, &sep, border));
+                assert_exact(
+                    &got,
+                    &want,
+                    &format!("sep_filter_u8 {w}x{h} k{k} {border:?}"),
+                );
+
+                let want = reference(&src, (w, h), |a, b| {
+                    f::box_blur_u8(a, b, k, border, &mut vec![0; len])
+                });
+                let got = run_everywhere(&src, (w, h), |a, o| ops::box_blur_u8(a, o, k, border));
+                assert_exact(&got, &want, &format!("box_blur_u8 {w}x{h} k{k} {border:?}"));
+            }
+        }
+    }
+}
