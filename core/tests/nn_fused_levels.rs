@@ -26,7 +26,8 @@
 //!   products, shifted last channel tile), on maps of 1 to 256 pixels, 1 to 1030 input
 //!   channels, groups and batch 2, larger maps with few weights, and near misses;
 //!
-//! all agree with a double-precision reference within `f32` rounding, and fusing the
+//! all agree with a double-precision reference within `f32` rounding (the depthwise path at
+//! x86-64-v3, 8 outputs per AVX2 vector, gives the baseline's bits), and fusing the
 //! activation gives the same bits as the convolution followed by `apply_activation`, whose
 //! ReLU / ReLU6 / Clip pass (AVX-512 too) keeps NaN and −0.0 at every level.
 //!
@@ -253,6 +254,7 @@ fn fused_paths_at_every_level() {
         cpu::set_cap(Level::X86V4);
     }
     assert!(checked >= 160, "only {checked} shape × level runs");
+    depthwise_v3_equals_baseline(&levels);
     nan_and_negative_zero_survive_the_fused_clamp();
     activation_clamps_at_every_level();
     let pointwise = pointwise_shapes();
@@ -274,6 +276,51 @@ fn fused_paths_at_every_level() {
     method_at_every_level(ConvMethod::Blocked, &blocked_shapes(), &levels, 0xb10c, 24);
     method_at_every_level(ConvMethod::Im2col, &stride2_shapes(), &levels, 0x5712, 60);
     stride2_equals_blocked();
+}
+
+/// The depthwise path's AVX2 interior (x86-64-v3, 8 outputs per vector at strides 1 and 2)
+/// gives the portable loops' bits: the same multiplies and adds in the same order. On every
+/// shape of [`shapes`], with each activation, where the CPU has x86-64-v3.
+fn depthwise_v3_equals_baseline(levels: &[Level]) {
+    if !levels.contains(&Level::X86V3) {
+        eprintln!("SKIPPED depthwise_v3_equals_baseline: this CPU has no x86-64-v3");
+        return;
+    }
+    let mut rng = Rng::new(0xd3d3);
+    let mut compared = 0usize;
+    for (i, s) in shapes().iter().enumerate() {
+        let d = s.dims().unwrap();
+        let x: Vec<f32> = (0..d.input_len).map(|_| rng.f32_in(-4.0, 4.0)).collect();
+        let w: Vec<f32> = (0..d.weight_len).map(|_| rng.f32_in(-4.0, 4.0)).collect();
+        let b: Vec<f32> = (0..s.c_out).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+        let act = [Activation::None, Activation::Relu, Activation::Relu6][i % 3];
+        let run = |level: Level| {
+            cpu::set_cap(level);
+            let mut out = vec![f32::NAN; d.output_len];
+            conv2d_fused(
+                ConvMethod::Direct,
+                s,
+                &x,
+                &w,
+                Some(&b),
+                act,
+                None,
+                &mut out,
+                &mut [],
+            )
+            .unwrap();
+            out
+        };
+        let (base, v3) = (run(Level::Baseline), run(Level::X86V3));
+        let same = base
+            .iter()
+            .zip(&v3)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{s:?} {act:?}: x86-64-v3 differs from the baseline");
+        compared += 1;
+    }
+    cpu::set_cap(Level::X86V4);
+    assert!(compared >= 160, "only {compared} shapes");
 }
 
 /// Stride-2 shapes of im2col's phase-image path (x86-64-v4): ResNet-18's 3×3 padding-1

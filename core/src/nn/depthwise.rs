@@ -115,6 +115,16 @@ pub(crate) fn conv(
         };
         return;
     }
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if s.stride_w <= 2 && crate::cpu::active() >= crate::cpu::Level::X86V3 {
+        // SAFETY: x86-64-v3 is active, so this CPU and OS support AVX2 and FMA
+        // (`cpu::detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            avx2::conv(s, d, input, weights, bias, clamp, output)
+        };
+        return;
+    }
     let (hw, ohw) = (s.h * s.w, d.out_h * d.out_w);
     for (p, y) in output[..d.output_len].chunks_exact_mut(ohw).enumerate() {
         let c = p % s.c_out;
@@ -235,8 +245,6 @@ fn interior_portable(
     }
 }
 
-/// `acc` plus the nine taps `k` on columns `c .. c + 3` of `rows`, in `(ky, kx)` order.
-#[inline(always)]
 /// Whether the buffers cover every plane of the 3 × 3 depthwise layer `s`, with `in_plane`
 /// input and `out_plane` output values a plane: what the AVX-512 kernels' (here and in
 /// `depthwise_phases` / `depthwise_channels`) unchecked loads and stores rest on, asserted
@@ -258,6 +266,8 @@ pub(crate) fn buffers_fit(
         && bias.is_none_or(|b| b.len() >= s.c_out)
 }
 
+/// `acc` plus the nine taps `k` on columns `c .. c + 3` of `rows`, in `(ky, kx)` order.
+#[inline(always)]
 fn taps9(k: &[f32; 9], rows: [&[f32]; 3], c: usize, acc: f32) -> f32 {
     let mut acc = acc;
     for (ky, row) in rows.iter().enumerate() {
@@ -266,6 +276,162 @@ fn taps9(k: &[f32; 9], rows: [&[f32]; 3], c: usize, acc: f32) -> f32 {
         acc += k[ky * 3 + 2] * row[c + 2];
     }
     acc
+}
+
+/// The portable loops with the interior of each output row 8 outputs at a time on AVX2 (x86-64-v3
+/// active, AVX-512 not): the same multiplies and adds in the same order as
+/// [`interior_portable`], so the same bits; the border columns, the rows with a tap row outside
+/// the plane and the last `< 8` outputs of a row stay portable. Strides 1 and 2 (the latter
+/// de-interleaves even and odd input columns).
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[allow(unsafe_code)]
+mod avx2 {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::*;
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::*;
+
+    use super::{interior_portable, rows, Clamp, Conv2dShape, ConvDims};
+
+    /// [`super::conv`] for `s.stride_w` ≤ 2.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn conv(
+        s: &Conv2dShape,
+        d: &ConvDims,
+        input: &[f32],
+        weights: &[f32],
+        bias: Option<&[f32]>,
+        clamp: Clamp,
+        output: &mut [f32],
+    ) {
+        let (hw, ohw) = (s.h * s.w, d.out_h * d.out_w);
+        for (p, y) in output[..d.output_len].chunks_exact_mut(ohw).enumerate() {
+            let c = p % s.c_out;
+            let x = &input[p * hw..][..hw];
+            let k: [f32; 9] = core::array::from_fn(|i| weights[c * 9 + i]);
+            let b = bias.map_or(0.0, |b| b[c]);
+            rows(s, d, x, &k, b, clamp, y, |r, base, sx, out| {
+                let done = match *r {
+                    // SAFETY: AVX2 is enabled here; `rows` passes the interior columns, whose
+                    // taps lie inside each row: row[base + sx·i + kx] for i < out.len().
+                    [Some(r0), Some(r1), Some(r2)] => unsafe {
+                        if sx == 1 {
+                            interior::<1>(&k, [r0, r1, r2], base, b, clamp, out)
+                        } else {
+                            interior::<2>(&k, [r0, r1, r2], base, b, clamp, out)
+                        }
+                    },
+                    _ => 0,
+                };
+                if done < out.len() {
+                    interior_portable(&k, r, base + done * sx, sx, b, clamp, &mut out[done..]);
+                }
+            });
+        }
+    }
+
+    /// The outputs of an interior run of a row whose three tap rows all exist (output `i`
+    /// reads `rows[ky][base + SX·i + kx]`), 8 per vector; a run that is not a multiple of 8
+    /// ends with a vector that overlaps the one before it (the same values again), a run of
+    /// fewer than 8 takes masked loads and stores at stride 1 and is left to the portable loop
+    /// at stride 2. Returns how many outputs it wrote (all, or 0).
+    ///
+    /// # Safety
+    /// AVX2 is available, and `rows[ky][base + SX·i + kx]` exists for every `i < out.len()`,
+    /// `kx < 3` (as [`rows`] guarantees for the interior columns).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn interior<const SX: usize>(
+        k: &[f32; 9],
+        rows: [&[f32]; 3],
+        base: usize,
+        bias: f32,
+        (lo, hi): Clamp,
+        out: &mut [f32],
+    ) -> usize {
+        let n = out.len();
+        let w: [__m256; 9] = core::array::from_fn(|t| _mm256_set1_ps(k[t]));
+        let (b, vlo, vhi) = (_mm256_set1_ps(bias), _mm256_set1_ps(lo), _mm256_set1_ps(hi));
+        // Lanes 1..7 of a vector, then lane 7 of another (stride 2's third tap).
+        let up = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
+        let top = _mm256_set1_epi32(7);
+        // The taps of outputs i .. i + 8 (lanes below `m` only where `mask` is given), summed
+        // from the bias in (ky, kx) order and clamped: max(lo, x) and min(hi, x) return x when
+        // it is NaN (the second operand), as `clip`.
+        let vector = |i: usize, mask: Option<__m256i>| {
+            let mut acc = b;
+            for (ky, row) in rows.iter().enumerate() {
+                // SAFETY: the caller guarantees the row holds every tap of the outputs below
+                // n; the unmasked stride-1 loads read columns base + i .. base + i + 10 for
+                // i + 8 ≤ n, the stride-2 ones base + 2i .. base + 2i + 16 (taps of them), the
+                // masked ones only the lanes of outputs below n.
+                let x = unsafe {
+                    let p = row.as_ptr().add(base + SX * i);
+                    if let Some(m) = mask {
+                        [
+                            _mm256_maskload_ps(p, m),
+                            _mm256_maskload_ps(p.add(1), m),
+                            _mm256_maskload_ps(p.add(2), m),
+                        ]
+                    } else if SX == 1 {
+                        [
+                            _mm256_loadu_ps(p),
+                            _mm256_loadu_ps(p.add(1)),
+                            _mm256_loadu_ps(p.add(2)),
+                        ]
+                    } else {
+                        let (a, c) = (_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)));
+                        // Per 128-bit lane [a0 a2 c0 c2 | a4 a6 c4 c6], then the 64-bit pairs
+                        // in column order: columns 0, 2, …, 14 (and 1, 3, …, 15).
+                        let pairs = |v: __m256| {
+                            _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                _mm256_castps_pd(v),
+                                0b11_01_10_00,
+                            ))
+                        };
+                        let even = pairs(_mm256_shuffle_ps(a, c, 0b10_00_10_00));
+                        let odd = pairs(_mm256_shuffle_ps(a, c, 0b11_01_11_01));
+                        // Columns 2, 4, …, 16: the even ones a lane down, column 16 on top.
+                        let last = _mm256_loadu_ps(p.add(9));
+                        let next = _mm256_blend_ps(
+                            _mm256_permutevar8x32_ps(even, up),
+                            _mm256_permutevar8x32_ps(last, top),
+                            0b1000_0000,
+                        );
+                        [even, odd, next]
+                    }
+                };
+                for (kx, xv) in x.iter().enumerate() {
+                    acc = _mm256_add_ps(acc, _mm256_mul_ps(w[ky * 3 + kx], *xv));
+                }
+            }
+            _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc))
+        };
+        let o = out.as_mut_ptr();
+        if n < 8 {
+            if SX != 1 || n == 0 {
+                return 0;
+            }
+            let m = _mm256_cmpgt_epi32(
+                _mm256_set1_epi32(n as i32),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            );
+            // SAFETY: the mask selects outputs 0 .. n of `out`.
+            unsafe { _mm256_maskstore_ps(o, m, vector(0, Some(m))) };
+            return n;
+        }
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 ≤ n = out.len().
+            unsafe { _mm256_storeu_ps(o.add(i), vector(i, None)) };
+            i += 8;
+        }
+        if i < n {
+            // SAFETY: n ≥ 8, so outputs n − 8 .. n exist.
+            unsafe { _mm256_storeu_ps(o.add(n - 8), vector(n - 8, None)) };
+        }
+        n
+    }
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
