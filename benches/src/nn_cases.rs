@@ -226,7 +226,7 @@ pub fn conv_shapes() -> Vec<ConvShape> {
 /// depthwise 3×3 convolutions (padding 1, stride 1 and 2, 7² to 112² maps) and 1×1 expand /
 /// project layers, SqueezeNet's first layer (3 → 64, 3×3 stride 2) and fire-module squeeze (1×1)
 /// and expand (1×1 and 3×3) layers; then MobileNetV2's and ResNet-18's first layers and
-/// ResNet-18's stride-2 layers.
+/// ResNet-18's stride-1 3×3 and stride-2 layers.
 pub fn mobile_conv_shapes() -> Vec<ConvShape> {
     let mut v = vec![];
     for (c, hw, stride) in [
@@ -294,6 +294,15 @@ pub fn mobile_conv_shapes() -> Vec<ConvShape> {
         (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (pad, pad, pad, pad);
         v.push(ConvShape {
             id: format!("{net} conv1 3x224^2->{c_out} {k}x{k}/2"),
+            shape: s,
+        });
+    }
+    // ResNet-18's stride-1 3×3 layers (padding 1), one per stage.
+    for (c, hw) in [(64, 56), (128, 28), (256, 14), (512, 7)] {
+        let mut s = Conv2dShape::new(1, c, hw, hw, c, 3, 3);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+        v.push(ConvShape {
+            id: format!("rn18 {c}x{hw}^2 3x3"),
             shape: s,
         });
     }
