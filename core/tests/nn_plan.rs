@@ -622,14 +622,15 @@ fn residual_block() {
     }
 }
 
-/// Two 64-channel 3×3 convolutions (Winograd) with PReLU and ReLU: with room for both layers'
+/// Two 64-channel 3×3 convolutions (Winograd: 120 output pixels, at least
+/// `WINOGRAD_MIN_OUT_PIXELS` on every level) with PReLU and ReLU: with room for both layers'
 /// pre-transformed weights, for the first only, and for none, the same bits as the layers.
 #[test]
 fn winograd_prepared_weights() {
     for batch in [1, 2] {
         let mut rng = Rng::new(13);
         let mut net = Net::default();
-        let x = net.input(batch, 64, 7, 6);
+        let x = net.input(batch, 64, 10, 12);
         let t1 = net.conv(&mut rng, x, 64, 3, 1, Activation::PRelu);
         let t2 = net.conv(&mut rng, t1, 64, 3, 1, Activation::Relu);
         net.outputs.push(t2);

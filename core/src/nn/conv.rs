@@ -417,6 +417,17 @@ pub const WINOGRAD_MIN_CHANNELS_PER_GROUP: usize = 64;
 /// slower (0.37–0.45 against blocked 0.29); between 16 and 32 nothing was measured.
 pub const WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512: usize = 32;
 
+/// Output pixels per channel from which [`choose_method`] prefers [`ConvMethod::Winograd`]
+/// where the CPU does not run AVX-512 (its transforms and GEMMs then run portable or at
+/// x86-64-v3). In ResNet-18 on an AMD Zen 3 (AVX2, in the network, 3 alternating rounds, min
+/// of each node's median), Winograd against im2col in ms: 512 × 7² (49 pixels) 4.66–5.09
+/// against 3.71–3.76, i.e. slower, each of the 16 small GEMMs (N = 16 tiles) streaming its
+/// 512 × 512 transformed weights for little work; but 256 × 14² 2.15–2.31 against 3.07–3.14,
+/// and 13² maps with 192–384 channels (SqueezeNet, AlexNet) as fast or faster. The cut lies
+/// between the 49- and 169-pixel maps measured. At x86-64-v4 the rule is not applied (not
+/// measured there).
+pub const WINOGRAD_MIN_OUT_PIXELS: usize = 100;
+
 /// Output channels per group from which [`choose_method`] prefers [`ConvMethod::Blocked`]
 /// (where it applies, see there): one full 16-channel block. Measured single-threaded on an AMD
 /// Zen 5 (AVX-512, `gemm-crate` build, `bench/conv_compare.py --samples 5 --min-ms 100`, best
@@ -443,7 +454,8 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// BENCHMARKS.md, branch `nn-mobile3`). 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] (where the CPU runs
 /// AVX-512, [`WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512`]) input and output channels
-/// per group try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
+/// per group (and, without AVX-512, outputs of at least [`WINOGRAD_MIN_OUT_PIXELS`] pixels)
+/// try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
 /// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
 /// method was 0.9–1.4× Winograd's time on them, slower on six of nine). Other kernels, except
 /// other pointwise ones (im2col needs no lowering there, and was 1.04–5.5×
@@ -496,7 +508,9 @@ pub(crate) fn choose_method_for(
         WINOGRAD_MIN_CHANNELS_PER_GROUP
     };
     let wide = shape.cg().min(shape.ocg()) >= min_channels;
-    let winograd = wide && winograd::applies(shape);
+    let winograd = wide
+        && winograd::applies(shape)
+        && (blocked::fast() || d.out_h.saturating_mul(d.out_w) >= WINOGRAD_MIN_OUT_PIXELS);
     let blocked = !winograd
         && !shape.is_pointwise()
         && shape.ocg() >= BLOCKED_MIN_COUT_PER_GROUP
