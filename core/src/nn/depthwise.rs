@@ -25,6 +25,11 @@
 //! outputs, separate multiply and add), border columns scalar. Results agree within `f32`
 //! rounding, not bit for bit, across levels (fused multiply-adds, summation order).
 //! [`avx512::taps`] and its masks also serve the 3-wide max pooling of `pool`.
+//!
+//! Where x86-64-v3 is the highest level (AVX2, no AVX-512), the portable loops run with their
+//! interiors 8 outputs per vector, and "same" stride-1 planes of at most 1024 pixels as one
+//! flat run of vectors with per-tap lane masks from a table (`avx2`): the same operations in
+//! the same order as the portable loops, so the same bits.
 
 use super::conv::{Conv2dShape, ConvDims};
 
@@ -121,7 +126,11 @@ pub(crate) fn conv(
         // (`cpu::detect`).
         #[allow(unsafe_code)]
         unsafe {
-            avx2::conv(s, d, input, weights, bias, clamp, output)
+            if avx2::flat_applies(s) {
+                avx2::conv_flat(s, input, weights, bias, clamp, output)
+            } else {
+                avx2::conv(s, d, input, weights, bias, clamp, output)
+            }
         };
         return;
     }
@@ -327,6 +336,106 @@ mod avx2 {
                     interior_portable(&k, r, base + done * sx, sx, b, clamp, &mut out[done..]);
                 }
             });
+        }
+    }
+
+    /// Planes of at most this many pixels run [`conv_flat`] (its mask table: 9 bytes per
+    /// vector of 8 pixels).
+    const FLAT_MAX: usize = 1024;
+
+    /// Whether [`conv_flat`] computes `s`: stride 1 and padding 1 on every side (output planes
+    /// the size of the input's), planes of at most [`FLAT_MAX`] pixels.
+    pub(super) const fn flat_applies(s: &Conv2dShape) -> bool {
+        s.stride_h == 1
+            && s.stride_w == 1
+            && s.pad_top == 1
+            && s.pad_left == 1
+            && s.pad_bottom == 1
+            && s.pad_right == 1
+            && s.h * s.w <= FLAT_MAX
+    }
+
+    /// [`super::conv`] for [`flat_applies`] layers: each plane as one flat run of vectors of 8
+    /// pixels, tap `(ky, kx)` of pixel `i` at `i + (ky − 1)·w + kx − 1`, so small planes (7²,
+    /// 14², 28²) need no per-row edge code. A table made once per layer says, per vector and
+    /// tap, which lanes' inputs exist; a tap whose lanes all exist is a plain load, one with
+    /// some is a masked load whose sum is blended into the lanes that have it, so every output
+    /// adds the taps that exist in `(ky, kx)` order from the bias, as the portable loops do: the
+    /// same bits. A plane's last partial vector is stored whole into the planes after it (which
+    /// then overwrite it) where the output goes on that far, else lane by lane.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn conv_flat(
+        s: &Conv2dShape,
+        input: &[f32],
+        weights: &[f32],
+        bias: Option<&[f32]>,
+        (lo, hi): Clamp,
+        output: &mut [f32],
+    ) {
+        let (w, hw) = (s.w, s.h * s.w);
+        let planes = s.n * s.c_out;
+        let nv = hw.div_ceil(8);
+        assert!(
+            super::buffers_fit(s, input, hw, output, hw, weights, bias),
+            "depthwise: buffers shorter than the layer"
+        );
+        // masks[v·9 + t]: bit j set when pixel 8v + j is in the plane and its tap t is too.
+        let mut masks = [0u8; FLAT_MAX / 8 * 9];
+        for i in 0..hw {
+            let (y, x) = (i / w, i % w);
+            for t in 0..9 {
+                let (iy, ix) = ((y + t / 3).wrapping_sub(1), (x + t % 3).wrapping_sub(1));
+                if iy < s.h && ix < w {
+                    masks[i / 8 * 9 + t] |= 1 << (i % 8);
+                }
+            }
+        }
+        let offsets: [isize; 9] =
+            core::array::from_fn(|t| (t as isize / 3 - 1) * w as isize + t as isize % 3 - 1);
+        let bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        let (vlo, vhi) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
+        for p in 0..planes {
+            let c = p % s.c_out;
+            let k: [__m256; 9] = core::array::from_fn(|t| _mm256_set1_ps(weights[c * 9 + t]));
+            let b = _mm256_set1_ps(bias.map_or(0.0, |b| b[c]));
+            // SAFETY: buffers_fit checked that every plane lies inside both buffers.
+            let (x, y) = unsafe { (input.as_ptr().add(p * hw), output.as_mut_ptr().add(p * hw)) };
+            for v in 0..nv {
+                let mut acc = b;
+                for t in 0..9 {
+                    let m = masks[v * 9 + t];
+                    let at = x.wrapping_offset((8 * v) as isize + offsets[t]);
+                    if m == 0xff {
+                        // SAFETY: every lane's tap lies in the plane.
+                        let xv = unsafe { _mm256_loadu_ps(at) };
+                        acc = _mm256_add_ps(acc, _mm256_mul_ps(k[t], xv));
+                    } else if m != 0 {
+                        let mm = _mm256_cmpeq_epi32(
+                            _mm256_and_si256(_mm256_set1_epi32(i32::from(m)), bits),
+                            bits,
+                        );
+                        // SAFETY: the mask selects the lanes whose tap lies in the plane.
+                        let xv = unsafe { _mm256_maskload_ps(at, mm) };
+                        let sum = _mm256_add_ps(acc, _mm256_mul_ps(k[t], xv));
+                        acc = _mm256_blendv_ps(acc, sum, _mm256_castsi256_ps(mm));
+                    }
+                }
+                let r = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));
+                let (i, left) = (8 * v, hw - 8 * v);
+                if (planes - p) * hw - i >= 8 {
+                    // SAFETY: pixels i .. i + 8 lie in this plane or, past its end, in the
+                    // planes after it, whose vectors are stored after this one.
+                    unsafe { _mm256_storeu_ps(y.add(i), r) };
+                } else {
+                    let mut lanes = [0.0f32; 8];
+                    // SAFETY: 8 writable floats.
+                    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), r) };
+                    for (j, &l) in lanes.iter().enumerate().take(left) {
+                        // SAFETY: i + j < hw: inside the last plane.
+                        unsafe { *y.add(i + j) = l };
+                    }
+                }
+            }
         }
     }
 
