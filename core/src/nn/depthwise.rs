@@ -442,8 +442,8 @@ mod avx2 {
     /// The outputs of an interior run of a row whose three tap rows all exist (output `i`
     /// reads `rows[ky][base + SX·i + kx]`), 8 per vector; a run that is not a multiple of 8
     /// ends with a vector that overlaps the one before it (the same values again), a run of
-    /// fewer than 8 takes masked loads and stores at stride 1 and is left to the portable loop
-    /// at stride 2. Returns how many outputs it wrote (all, or 0).
+    /// fewer than 8 takes masked loads and a masked store. Returns how many outputs it wrote
+    /// (all of them).
     ///
     /// # Safety
     /// AVX2 is available, and `rows[ky][base + SX·i + kx]` exists for every `i < out.len()`,
@@ -464,32 +464,44 @@ mod avx2 {
         // Lanes 1..7 of a vector, then lane 7 of another (stride 2's third tap).
         let up = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
         let top = _mm256_set1_epi32(7);
-        // The taps of outputs i .. i + 8 (lanes below `m` only where `mask` is given), summed
-        // from the bias in (ky, kx) order and clamped: max(lo, x) and min(hi, x) return x when
-        // it is NaN (the second operand), as `clip`.
-        let vector = |i: usize, mask: Option<__m256i>| {
+        // Lanes below `m` (a lane mask).
+        let below = |m: isize| {
+            _mm256_cmpgt_epi32(
+                _mm256_set1_epi32(m.clamp(0, 8) as i32),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            )
+        };
+        // Column masks of a run of fewer than 8 outputs: stride 1, one per output lane; stride 2,
+        // the columns 0 .. 2n of the loads from 0, 8 and 9.
+        let (m0, m8, m9) = if SX == 1 {
+            (below(n as isize), below(n as isize), below(n as isize))
+        } else {
+            let end = 2 * n as isize + 1;
+            (below(end), below(end - 8), below(end - 9))
+        };
+        // The taps of outputs i .. i + 8 (only the columns of outputs below n when `masked`),
+        // summed from the bias in (ky, kx) order and clamped: max(lo, x) and min(hi, x) return
+        // x when it is NaN (the second operand), as `clip`.
+        let vector = |i: usize, masked: bool| {
             let mut acc = b;
             for (ky, row) in rows.iter().enumerate() {
                 // SAFETY: the caller guarantees the row holds every tap of the outputs below
                 // n; the unmasked stride-1 loads read columns base + i .. base + i + 10 for
                 // i + 8 ≤ n, the stride-2 ones base + 2i .. base + 2i + 16 (taps of them), the
-                // masked ones only the lanes of outputs below n.
+                // masked ones only columns of outputs below n.
                 let x = unsafe {
                     let p = row.as_ptr().add(base + SX * i);
-                    if let Some(m) = mask {
-                        [
-                            _mm256_maskload_ps(p, m),
-                            _mm256_maskload_ps(p.add(1), m),
-                            _mm256_maskload_ps(p.add(2), m),
-                        ]
-                    } else if SX == 1 {
-                        [
-                            _mm256_loadu_ps(p),
-                            _mm256_loadu_ps(p.add(1)),
-                            _mm256_loadu_ps(p.add(2)),
-                        ]
+                    let load = |o: usize, m: __m256i| {
+                        if masked {
+                            _mm256_maskload_ps(p.add(o), m)
+                        } else {
+                            _mm256_loadu_ps(p.add(o))
+                        }
+                    };
+                    if SX == 1 {
+                        [load(0, m0), load(1, m0), load(2, m0)]
                     } else {
-                        let (a, c) = (_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)));
+                        let (a, c) = (load(0, m0), load(8, m8));
                         // Per 128-bit lane [a0 a2 c0 c2 | a4 a6 c4 c6], then the 64-bit pairs
                         // in column order: columns 0, 2, …, 14 (and 1, 3, …, 15).
                         let pairs = |v: __m256| {
@@ -501,7 +513,7 @@ mod avx2 {
                         let even = pairs(_mm256_shuffle_ps(a, c, 0b10_00_10_00));
                         let odd = pairs(_mm256_shuffle_ps(a, c, 0b11_01_11_01));
                         // Columns 2, 4, …, 16: the even ones a lane down, column 16 on top.
-                        let last = _mm256_loadu_ps(p.add(9));
+                        let last = load(9, m9);
                         let next = _mm256_blend_ps(
                             _mm256_permutevar8x32_ps(even, up),
                             _mm256_permutevar8x32_ps(last, top),
@@ -518,26 +530,21 @@ mod avx2 {
         };
         let o = out.as_mut_ptr();
         if n < 8 {
-            if SX != 1 || n == 0 {
-                return 0;
+            if n > 0 {
+                // SAFETY: the mask selects outputs 0 .. n of `out`.
+                unsafe { _mm256_maskstore_ps(o, below(n as isize), vector(0, true)) };
             }
-            let m = _mm256_cmpgt_epi32(
-                _mm256_set1_epi32(n as i32),
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-            );
-            // SAFETY: the mask selects outputs 0 .. n of `out`.
-            unsafe { _mm256_maskstore_ps(o, m, vector(0, Some(m))) };
             return n;
         }
         let mut i = 0;
         while i + 8 <= n {
             // SAFETY: i + 8 ≤ n = out.len().
-            unsafe { _mm256_storeu_ps(o.add(i), vector(i, None)) };
+            unsafe { _mm256_storeu_ps(o.add(i), vector(i, false)) };
             i += 8;
         }
         if i < n {
             // SAFETY: n ≥ 8, so outputs n − 8 .. n exist.
-            unsafe { _mm256_storeu_ps(o.add(n - 8), vector(n - 8, None)) };
+            unsafe { _mm256_storeu_ps(o.add(n - 8), vector(n - 8, false)) };
         }
         n
     }
