@@ -320,7 +320,7 @@ mod avx2 {
             let k: [f32; 9] = core::array::from_fn(|i| weights[c * 9 + i]);
             let b = bias.map_or(0.0, |b| b[c]);
             rows(s, d, x, &k, b, clamp, y, |r, base, sx, out| {
-                let done = match *r {
+                match *r {
                     // SAFETY: AVX2 is enabled here; `rows` passes the interior columns, whose
                     // taps lie inside each row: row[base + sx·i + kx] for i < out.len().
                     [Some(r0), Some(r1), Some(r2)] => unsafe {
@@ -330,10 +330,7 @@ mod avx2 {
                             interior::<2>(&k, [r0, r1, r2], base, b, clamp, out)
                         }
                     },
-                    _ => 0,
-                };
-                if done < out.len() {
-                    interior_portable(&k, r, base + done * sx, sx, b, clamp, &mut out[done..]);
+                    _ => interior_portable(&k, r, base, sx, b, clamp, out),
                 }
             });
         }
@@ -442,8 +439,7 @@ mod avx2 {
     /// The outputs of an interior run of a row whose three tap rows all exist (output `i`
     /// reads `rows[ky][base + SX·i + kx]`), 8 per vector; a run that is not a multiple of 8
     /// ends with a vector that overlaps the one before it (the same values again), a run of
-    /// fewer than 8 takes masked loads and a masked store. Returns how many outputs it wrote
-    /// (all of them).
+    /// fewer than 8 takes masked loads and a masked store.
     ///
     /// # Safety
     /// AVX2 is available, and `rows[ky][base + SX·i + kx]` exists for every `i < out.len()`,
@@ -457,7 +453,7 @@ mod avx2 {
         bias: f32,
         (lo, hi): Clamp,
         out: &mut [f32],
-    ) -> usize {
+    ) {
         let n = out.len();
         let w: [__m256; 9] = core::array::from_fn(|t| _mm256_set1_ps(k[t]));
         let (b, vlo, vhi) = (_mm256_set1_ps(bias), _mm256_set1_ps(lo), _mm256_set1_ps(hi));
@@ -534,7 +530,7 @@ mod avx2 {
                 // SAFETY: the mask selects outputs 0 .. n of `out`.
                 unsafe { _mm256_maskstore_ps(o, below(n as isize), vector(0, true)) };
             }
-            return n;
+            return;
         }
         let mut i = 0;
         while i + 8 <= n {
@@ -546,7 +542,6 @@ mod avx2 {
             // SAFETY: n ≥ 8, so outputs n − 8 .. n exist.
             unsafe { _mm256_storeu_ps(o.add(n - 8), vector(n - 8, false)) };
         }
-        n
     }
 }
 
