@@ -86,6 +86,43 @@ pub(crate) fn add_clamp(data: &mut [f32], add: Option<f32>, clamp: Clamp) {
     }
 }
 
+/// Planes of at most this many pixels run the flat kernels (`avx512::conv_flat`,
+/// `avx2::conv_flat`: their mask tables are sized for it).
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+const FLAT_MAX: usize = 1024;
+
+/// Whether the flat kernels compute `s`: stride 1, padding 1 on every side (the output plane
+/// has the input's size) and planes of at most [`FLAT_MAX`] pixels.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+pub(crate) const fn flat_applies(s: &Conv2dShape) -> bool {
+    s.stride_h == 1
+        && s.stride_w == 1
+        && s.pad_top == 1
+        && s.pad_left == 1
+        && s.pad_bottom == 1
+        && s.pad_right == 1
+        && s.h * s.w <= FLAT_MAX
+}
+
+/// Runs `f(input plane, taps, bias, output plane)` for every plane of the layer, in order.
+#[inline(always)]
+fn each_plane(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    output: &mut [f32],
+    mut f: impl FnMut(&[f32], &[f32; 9], f32, &mut [f32]),
+) {
+    let (hw, ohw) = (s.h * s.w, d.out_h * d.out_w);
+    for (p, y) in output[..d.output_len].chunks_exact_mut(ohw).enumerate() {
+        let c = p % s.c_out;
+        let k: [f32; 9] = core::array::from_fn(|i| weights[c * 9 + i]);
+        f(&input[p * hw..][..hw], &k, bias.map_or(0.0, |b| b[c]), y);
+    }
+}
+
 /// All output planes of `input` (`n × c × h × w`, `c = groups`) and `weights` (`c × 1 × 3 × 3`)
 /// into `output` (`n × c × out_h × out_w`): `clip(bias[c] + Σ taps)` per output (bias 0 when
 /// absent). The caller checked the buffers' lengths.
@@ -108,7 +145,7 @@ pub(crate) fn conv(
                 super::depthwise_channels::avx512::conv(s, d, input, weights, bias, clamp, output)
             } else if avx512::flat_wide_applies(s) {
                 avx512::conv_flat_wide(s, input, weights, bias, clamp, output)
-            } else if avx512::flat_applies(s) {
+            } else if flat_applies(s) {
                 avx512::conv_flat(s, input, weights, bias, clamp, output)
             } else if s.stride_w == 1 {
                 avx512::conv::<1>(s, d, input, weights, bias, clamp, output)
@@ -126,7 +163,7 @@ pub(crate) fn conv(
         // (`cpu::detect`).
         #[allow(unsafe_code)]
         unsafe {
-            if avx2::flat_applies(s) {
+            if flat_applies(s) {
                 avx2::conv_flat(s, input, weights, bias, clamp, output)
             } else {
                 avx2::conv(s, d, input, weights, bias, clamp, output)
@@ -134,16 +171,11 @@ pub(crate) fn conv(
         };
         return;
     }
-    let (hw, ohw) = (s.h * s.w, d.out_h * d.out_w);
-    for (p, y) in output[..d.output_len].chunks_exact_mut(ohw).enumerate() {
-        let c = p % s.c_out;
-        let x = &input[p * hw..][..hw];
-        let k: [f32; 9] = core::array::from_fn(|i| weights[c * 9 + i]);
-        let b = bias.map_or(0.0, |b| b[c]);
-        rows(s, d, x, &k, b, clamp, y, |r, base, sx, out| {
-            interior_portable(&k, r, base, sx, b, clamp, out)
+    each_plane(s, d, input, weights, bias, output, |x, k, b, y| {
+        rows(s, d, x, k, b, clamp, y, |r, base, sx, out| {
+            interior_portable(k, r, base, sx, b, clamp, out)
         });
-    }
+    });
 }
 
 /// The three input rows of output row `oy` (`None` outside the image).
@@ -300,7 +332,7 @@ mod avx2 {
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::*;
 
-    use super::{interior_portable, rows, Clamp, Conv2dShape, ConvDims};
+    use super::{each_plane, interior_portable, rows, Clamp, Conv2dShape, ConvDims, FLAT_MAX};
 
     /// [`super::conv`] for `s.stride_w` ≤ 2.
     #[target_feature(enable = "avx2,fma")]
@@ -313,46 +345,25 @@ mod avx2 {
         clamp: Clamp,
         output: &mut [f32],
     ) {
-        let (hw, ohw) = (s.h * s.w, d.out_h * d.out_w);
-        for (p, y) in output[..d.output_len].chunks_exact_mut(ohw).enumerate() {
-            let c = p % s.c_out;
-            let x = &input[p * hw..][..hw];
-            let k: [f32; 9] = core::array::from_fn(|i| weights[c * 9 + i]);
-            let b = bias.map_or(0.0, |b| b[c]);
-            rows(s, d, x, &k, b, clamp, y, |r, base, sx, out| {
+        each_plane(s, d, input, weights, bias, output, |x, k, b, y| {
+            rows(s, d, x, k, b, clamp, y, |r, base, sx, out| {
                 match *r {
                     // SAFETY: AVX2 is enabled here; `rows` passes the interior columns, whose
                     // taps lie inside each row: row[base + sx·i + kx] for i < out.len().
                     [Some(r0), Some(r1), Some(r2)] => unsafe {
                         if sx == 1 {
-                            interior::<1>(&k, [r0, r1, r2], base, b, clamp, out)
+                            interior::<1>(k, [r0, r1, r2], base, b, clamp, out)
                         } else {
-                            interior::<2>(&k, [r0, r1, r2], base, b, clamp, out)
+                            interior::<2>(k, [r0, r1, r2], base, b, clamp, out)
                         }
                     },
-                    _ => interior_portable(&k, r, base, sx, b, clamp, out),
+                    _ => interior_portable(k, r, base, sx, b, clamp, out),
                 }
             });
-        }
+        });
     }
 
-    /// Planes of at most this many pixels run [`conv_flat`] (its mask table: 9 bytes per
-    /// vector of 8 pixels).
-    const FLAT_MAX: usize = 1024;
-
-    /// Whether [`conv_flat`] computes `s`: stride 1 and padding 1 on every side (output planes
-    /// the size of the input's), planes of at most [`FLAT_MAX`] pixels.
-    pub(super) const fn flat_applies(s: &Conv2dShape) -> bool {
-        s.stride_h == 1
-            && s.stride_w == 1
-            && s.pad_top == 1
-            && s.pad_left == 1
-            && s.pad_bottom == 1
-            && s.pad_right == 1
-            && s.h * s.w <= FLAT_MAX
-    }
-
-    /// [`super::conv`] for [`flat_applies`] layers: each plane as one flat run of vectors of 8
+    /// [`super::conv`] for [`super::flat_applies`] layers: each plane as one flat run of vectors of 8
     /// pixels, tap `(ky, kx)` of pixel `i` at `i + (ky − 1)·w + kx − 1`, so small planes (7²,
     /// 14², 28²) need no per-row edge code. A table made once per layer says, per vector and
     /// tap, which lanes' inputs exist; a tap whose lanes all exist is a plain load, one with
@@ -553,7 +564,7 @@ pub(crate) mod avx512 {
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::*;
 
-    use super::{Clamp, Conv2dShape, ConvDims};
+    use super::{Clamp, Conv2dShape, ConvDims, FLAT_MAX};
 
     /// [`super::add_clamp`], 16 values at a time (`ADD`: whether `add` is added).
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
@@ -667,21 +678,6 @@ pub(crate) mod avx512 {
             ));
             [x0, x1, x2]
         }
-    }
-
-    /// Planes of at most this many pixels run [`conv_flat`].
-    const FLAT_MAX: usize = 1024;
-
-    /// Whether [`conv_flat`] computes `s`: stride 1, padding 1 on every side (the output plane
-    /// has the input's size) and planes of at most [`FLAT_MAX`] pixels.
-    pub(crate) const fn flat_applies(s: &Conv2dShape) -> bool {
-        s.stride_h == 1
-            && s.stride_w == 1
-            && s.pad_top == 1
-            && s.pad_left == 1
-            && s.pad_bottom == 1
-            && s.pad_right == 1
-            && s.h * s.w <= FLAT_MAX
     }
 
     /// Whether [`conv_flat_wide`] computes `s`: stride 1, padding 1 on every side, rows of at
@@ -807,7 +803,7 @@ pub(crate) mod avx512 {
         }
     }
 
-    /// [`super::conv`] for small "same" planes ([`flat_applies`]; those with rows of 16 pixels
+    /// [`super::conv`] for small "same" planes ([`super::flat_applies`]; those with rows of 16 pixels
     /// or more run [`conv_flat_wide`]): output pixel `p` (row-major)
     /// reads input pixel `p + (ky − 1)·w + kx − 1` for tap `(ky, kx)`, a constant offset, so the
     /// plane is one flat run of 16-pixel vectors whatever its width, each tap a load masked to

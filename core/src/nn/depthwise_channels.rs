@@ -525,7 +525,7 @@ mod tests {
                     "the wide flat path",
                 );
             }
-            if depthwise::avx512::flat_applies(&s) {
+            if depthwise::flat_applies(&s) {
                 other(
                     &|y| unsafe { depthwise::avx512::conv_flat(&s, &x, &wt, bias, clamp, y) },
                     "the flat path",
