@@ -91,17 +91,23 @@ pub(crate) fn add_clamp(data: &mut [f32], add: Option<f32>, clamp: Clamp) {
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 const FLAT_MAX: usize = 1024;
 
-/// Whether the flat kernels compute `s`: stride 1, padding 1 on every side (the output plane
-/// has the input's size) and planes of at most [`FLAT_MAX`] pixels.
+/// Whether `s` is a "same" stride-1 layer: stride 1 and padding 1 on every side, so the output
+/// plane has the input's size and every tap is a constant offset from its output pixel.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-pub(crate) const fn flat_applies(s: &Conv2dShape) -> bool {
+pub(crate) const fn same_stride1(s: &Conv2dShape) -> bool {
     s.stride_h == 1
         && s.stride_w == 1
         && s.pad_top == 1
         && s.pad_left == 1
         && s.pad_bottom == 1
         && s.pad_right == 1
-        && s.h * s.w <= FLAT_MAX
+}
+
+/// Whether the flat kernels compute `s`: a [`same_stride1`] layer with planes of at most
+/// [`FLAT_MAX`] pixels.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+pub(crate) const fn flat_applies(s: &Conv2dShape) -> bool {
+    same_stride1(s) && s.h * s.w <= FLAT_MAX
 }
 
 /// Runs `f(input plane, taps, bias, output plane)` for every plane of the layer, in order.
@@ -683,13 +689,7 @@ pub(crate) mod avx512 {
     /// Whether [`conv_flat_wide`] computes `s`: stride 1, padding 1 on every side, rows of at
     /// least 16 pixels (any number of rows).
     pub(crate) const fn flat_wide_applies(s: &Conv2dShape) -> bool {
-        s.stride_h == 1
-            && s.stride_w == 1
-            && s.pad_top == 1
-            && s.pad_left == 1
-            && s.pad_bottom == 1
-            && s.pad_right == 1
-            && s.w >= 16
+        super::same_stride1(s) && s.w >= 16
     }
 
     /// [`super::conv`] for the "same" planes of [`flat_wide_applies`]: each plane one flat run
