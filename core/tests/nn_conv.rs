@@ -725,7 +725,9 @@ fn selector_picks_the_first_method_that_fits() {
     }
     // First layers (≤ 4 input channels, 16·k output channels, the same stride of 2 to 4 both
     // ways, padding narrower than the kernel, rows of ≥ 16 outputs, at most 10 240 weights):
-    // direct where the CPU runs its AVX-512 pixel-vector kernel; otherwise the usual order.
+    // direct where the CPU runs its pixel-vector kernel (AVX-512 or AVX2 with FMA); otherwise
+    // the usual order.
+    let simd = cpu::active() >= cpu::Level::X86V3;
     let first = |c_in, w, c_out, k, st: (usize, usize), pad| {
         let mut s = Conv2dShape::new(1, c_in, 33, w, c_out, k, k);
         (s.stride_h, s.stride_w) = st;
@@ -742,7 +744,7 @@ fn selector_picks_the_first_method_that_fits() {
         (3, 65, 64, 7, (2, 2), 6),
     ] {
         let direct = first(c_in, w, c_out, k, st, pad) == ConvMethod::Direct;
-        assert_eq!(direct, fast, "{c_in} {w} {c_out} {k} {st:?} {pad}");
+        assert_eq!(direct, simd, "{c_in} {w} {c_out} {k} {st:?} {pad}");
     }
     for (c_in, w, c_out, k, st, pad) in [
         (5, 65, 32, 3, (2, 2), 0),
@@ -771,7 +773,7 @@ fn selector_picks_the_first_method_that_fits() {
         (s.stride_h, s.stride_w) = (2, 2);
         [s.pad_top, s.pad_left, s.pad_bottom, s.pad_right] = pad;
         let direct = choose_method(&s, usize::MAX).unwrap() == ConvMethod::Direct;
-        assert_eq!(direct, fast && pad.iter().all(|&p| p < 3), "{pad:?}");
+        assert_eq!(direct, simd && pad.iter().all(|&p| p < 3), "{pad:?}");
     }
     // Pointwise kernels with at least 16 output channels per group: direct on maps of at most
     // 256 pixels or with at most 8192 weights per group where the CPU runs the AVX-512 kernel,

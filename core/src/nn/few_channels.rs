@@ -17,8 +17,12 @@
 //! need it), and every tap of 16 output pixels is then one unaligned load, with no border
 //! case and no de-interleave in the tile loop.
 //!
-//! x86-64 with AVX-512 (x86-64-v4 active) only; elsewhere the convolution methods of
-//! [`conv`](super::conv) run these layers.
+//! With AVX-512 (x86-64-v4 active) a register holds 16 output pixels and a tile is 3 vectors ×
+//! 8 channels; with AVX2 and FMA only (x86-64-v3), 8 pixels and 3 vectors × 4 channels (12 of
+//! the 16 registers), the split rows de-interleaved with shuffles at stride 2 and element by
+//! element at strides 3 and 4. Both compute each output as the bias plus the taps' products in
+//! the same order (fused multiply-adds), so they give the same bits. Elsewhere the convolution
+//! methods of [`conv`](super::conv) run these layers.
 
 use super::conv::{Conv2dShape, ConvDims};
 use super::depthwise::Clamp;
@@ -70,16 +74,45 @@ pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
         && s.c_in * s.kh * s.stride_w * ring_row_len(d.out_w, s.kw, s.stride_w) <= MAX_RING
 }
 
-direct_avx512_entry!();
+/// Whether [`conv`] runs `s` on this CPU: [`applies`], and x86-64-v3 (AVX2, FMA) or
+/// x86-64-v4 (AVX-512) active.
+pub(crate) fn fast(s: &Conv2dShape, d: &ConvDims) -> bool {
+    applies(s, d) && crate::cpu::active() >= crate::cpu::Level::X86V3
+}
+
+/// Convolves `input` with `weights` into `output`, adding `bias` and clamping to `clamp`, and
+/// returns `true`, where [`fast`]; returns `false` and writes nothing otherwise. The caller has
+/// checked every length.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    clamp: Clamp,
+    output: &mut [f32],
+) -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if fast(s, d) {
+        #[allow(unsafe_code)]
+        if super::blocked::fast() {
+            // SAFETY: x86-64-v4 is active (AVX-512 F/BW/DQ/VL, AVX2 and FMA supported,
+            // `cpu::detect`).
+            unsafe { x86::conv_avx512(s, d, input, weights, bias, clamp, output) };
+        } else {
+            // SAFETY: x86-64-v3 is active (AVX2 and FMA supported, `cpu::detect`).
+            unsafe { x86::conv_avx2(s, d, input, weights, bias, clamp, output) };
+        }
+        return true;
+    }
+    let _ = (s, d, input, weights, bias, clamp, output);
+    false
+}
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
-mod avx512 {
-    #[cfg(target_arch = "x86")]
-    use core::arch::x86::*;
-    #[cfg(target_arch = "x86_64")]
-    use core::arch::x86_64::*;
-
+mod x86 {
     use super::{
         ring_row_len, Clamp, Conv2dShape, ConvDims, CHANNELS, MAX_C_IN, MAX_K, MAX_KSIDE, MAX_RING,
         MAX_WEIGHTS, PIXELS,
@@ -88,19 +121,105 @@ mod avx512 {
     /// Most split rows the ring holds (`c_in·kh`).
     const MAX_ROWS: usize = MAX_C_IN * MAX_KSIDE;
 
-    /// Vectors of output pixels per register tile.
-    const TILE_P: usize = 3;
-    /// Channels per register tile (of the 16 whose weights are re-laid out together).
-    /// Measured on SqueezeNet's first layer (AMD Zen 5, `nn_bench`, shared machine; the
-    /// blocked method 0.28–0.30 ms in the same runs), vectors × channels: 1 × 16 0.42–0.53 ms,
-    /// 2 × 8 0.35–0.52, 4 × 4 0.33–0.35, 6 × 4 0.28–0.30, 3 × 8 0.23–0.26: the fewer broadcast
-    /// weights per multiply-add the better, while the single vectors of a row's rest (one
-    /// broadcast per multiply-add) stay few.
-    const TILE_C: usize = 8;
+    /// The geometry a tile needs.
+    struct Geo {
+        c_in: usize,
+        kh: usize,
+        kw: usize,
+        ow: usize,
+        ohw: usize,
+        oh: usize,
+        /// Ring offset of each kernel column within a split row.
+        koff: [usize; MAX_KSIDE],
+    }
+
+    /// What an instruction set gives the shared driver [`drive`].
+    trait Isa {
+        /// Length of one phase row of the ring ([`ring_row_len`]).
+        fn len(&self) -> usize;
+
+        /// Copies padded row `pr` of one input channel's `plane` (row `pr − pad_top`, zero
+        /// where it or a column lies in the padding) into `dst` as `s` phase rows of
+        /// [`Isa::len`] values: phase `f`, element `j` is padded column `s·j + f` (input
+        /// column `s·j + f − pad_left`).
+        ///
+        /// # Safety
+        /// The instruction set is enabled in the caller.
+        unsafe fn split_row(&self, s: &Conv2dShape, plane: &[f32], pr: usize, dst: &mut [f32]);
+
+        /// Output row `oy` of the 16 channels of one block (weights `wc`, `K × 16` tap-major;
+        /// bias `bv`), clamped, stored into the channels' planes of `yc`; the input row of
+        /// channel `ic`, kernel row `ky` is the split row at `ring[rows[ic·kh + ky]..]`.
+        ///
+        /// # Safety
+        /// The instruction set is enabled in the caller; `oy < oh`, `rows` ring offsets of
+        /// whole split rows, and the bounds asserted by [`drive`].
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn block_row(
+            &self,
+            g: &Geo,
+            ring: &[f32],
+            rows: &[usize; MAX_ROWS],
+            wc: &[f32],
+            bv: &[f32; CHANNELS],
+            clamp: Clamp,
+            oy: usize,
+            yc: &mut [f32],
+        );
+    }
 
     /// [`super::conv`] on AVX-512.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
-    pub(super) fn conv(
+    pub(super) fn conv_avx512(
+        s: &Conv2dShape,
+        d: &ConvDims,
+        x: &[f32],
+        w: &[f32],
+        bias: Option<&[f32]>,
+        clamp: Clamp,
+        y: &mut [f32],
+    ) {
+        let len = ring_row_len(d.out_w, s.kw, s.stride_w);
+        // SAFETY: AVX-512 is enabled here.
+        unsafe {
+            drive(
+                &avx512::Kernel::new(s.stride_w, len),
+                s,
+                d,
+                x,
+                w,
+                bias,
+                clamp,
+                y,
+            )
+        }
+    }
+
+    /// [`super::conv`] on AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn conv_avx2(
+        s: &Conv2dShape,
+        d: &ConvDims,
+        x: &[f32],
+        w: &[f32],
+        bias: Option<&[f32]>,
+        clamp: Clamp,
+        y: &mut [f32],
+    ) {
+        let len = ring_row_len(d.out_w, s.kw, s.stride_w);
+        // SAFETY: AVX2 and FMA are enabled here.
+        unsafe { drive(&avx2::Kernel { len }, s, d, x, w, bias, clamp, y) }
+    }
+
+    /// [`super::conv`] with the row splits and tiles of `isa`.
+    ///
+    /// # Safety
+    /// The instruction set `I` implements is enabled in the caller (`#[inline(always)]`: this
+    /// is compiled into each entry point, with its target features).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn drive<I: Isa>(
+        isa: &I,
         s: &Conv2dShape,
         d: &ConvDims,
         x: &[f32],
@@ -111,12 +230,13 @@ mod avx512 {
     ) {
         let (oh, ow, k, st) = (d.out_h, d.out_w, d.k, s.stride_w);
         let (plane, ohw) = (s.h * s.w, oh * ow);
-        let len = ring_row_len(ow, s.kw, st);
+        let len = isa.len();
         let ring_len = s.c_in * s.kh * st * len;
         // Checked once: every tile below reads inside the ring (phase-row element
         // `ox + kx/s + i ≤ ow − 1 + (kw − 1)/s < len`) and the weights, and writes inside `y`.
         assert!(
             ow >= PIXELS
+                && len == ring_row_len(ow, s.kw, st)
                 && k == s.c_in * s.kh * s.kw
                 && k <= MAX_K
                 && s.c_out * k <= MAX_WEIGHTS
@@ -152,7 +272,6 @@ mod avx512 {
                 blk[t * CHANNELS + c % CHANNELS] = v;
             }
         }
-        let sp = Split::new(st, len);
         let mut ring = [0.0f32; MAX_RING];
         for b in 0..s.n {
             let xb = &x[b * s.c_in * plane..][..s.c_in * plane];
@@ -171,7 +290,8 @@ mod avx512 {
                         let r = (ic * s.kh + slot) * st * len;
                         if held[ic * s.kh + slot] != pr {
                             let src = &xb[ic * plane..][..plane];
-                            split_row(s, &sp, src, pr, &mut ring[r..r + st * len]);
+                            // SAFETY: the caller enables `I`'s instruction set.
+                            unsafe { isa.split_row(s, src, pr, &mut ring[r..r + st * len]) };
                             held[ic * s.kh + slot] = pr;
                         }
                         rows[ic * s.kh + ky] = r;
@@ -185,183 +305,422 @@ mod avx512 {
                     }
                     let wc = &wt[c0 * k..][..CHANNELS * k];
                     let yc = &mut yb[c0 * ohw..][..CHANNELS * ohw];
-                    for c in (0..CHANNELS).step_by(TILE_C) {
-                        let mut ox = 0;
-                        // SAFETY (the three calls): AVX-512 is enabled here; `ox + 16·P ≤ ow`,
-                        // `oy < oh`, `c + 8 ≤ 16`, `rows` holds ring offsets of whole split
-                        // rows, and the bounds asserted above keep the tiles inside `ring`,
-                        // `wc` and `yc`.
-                        while ox + TILE_P * PIXELS <= ow {
-                            let (w, b) = (wc, &bv);
-                            unsafe { tile::<TILE_P>(&g, ring, &rows, w, b, c, clamp, oy, ox, yc) };
-                            ox += TILE_P * PIXELS;
-                        }
-                        while ox + PIXELS <= ow {
-                            unsafe { tile::<1>(&g, ring, &rows, wc, &bv, c, clamp, oy, ox, yc) };
-                            ox += PIXELS;
-                        }
-                        if ox < ow {
-                            let at = ow - PIXELS;
-                            unsafe { tile::<1>(&g, ring, &rows, wc, &bv, c, clamp, oy, at, yc) };
-                        }
-                    }
+                    // SAFETY: the caller enables `I`'s instruction set; `oy < oh`, `rows`
+                    // holds ring offsets of whole split rows, and the bounds asserted above
+                    // keep the tiles inside `ring`, `wc` and `yc`.
+                    unsafe { isa.block_row(&g, ring, &rows, wc, &bv, clamp, oy, yc) };
                 }
             }
         }
     }
 
-    /// Copies padded row `pr` of one input channel's `plane` (row `pr − pad_top`, zero where it
-    /// or a column lies in the padding) into `dst` as `s` phase rows of `len` values (a multiple
-    /// of 16): phase `f`, element `j` is padded column `s·j + f` (input column
-    /// `s·j + f − pad_left`). 16 elements of every phase at a time: `s` masked loads of the
-    /// input columns they cover, then per phase one or two two-source permutes.
-    #[inline(always)]
-    fn split_row(s: &Conv2dShape, sp: &Split, plane: &[f32], pr: usize, dst: &mut [f32]) {
-        let (st, len) = (s.stride_w, sp.len);
-        let iy = pr.wrapping_sub(s.pad_top);
-        if iy >= s.h {
-            dst.fill(0.0);
-            return;
+    /// The AVX-512 kernels: 16 pixels per vector.
+    mod avx512 {
+        #[cfg(target_arch = "x86")]
+        use core::arch::x86::*;
+        #[cfg(target_arch = "x86_64")]
+        use core::arch::x86_64::*;
+
+        use super::{Clamp, Conv2dShape, Geo, Isa, CHANNELS, MAX_ROWS, PIXELS};
+
+        /// Vectors of output pixels per register tile.
+        const TILE_P: usize = 3;
+        /// Channels per register tile (of the 16 whose weights are re-laid out together).
+        /// Measured on SqueezeNet's first layer (AMD Zen 5, `nn_bench`, shared machine; the
+        /// blocked method 0.28–0.30 ms in the same runs), vectors × channels: 1 × 16 0.42–0.53
+        /// ms, 2 × 8 0.35–0.52, 4 × 4 0.33–0.35, 6 × 4 0.28–0.30, 3 × 8 0.23–0.26: the fewer
+        /// broadcast weights per multiply-add the better, while the single vectors of a row's
+        /// rest (one broadcast per multiply-add) stay few.
+        const TILE_C: usize = 8;
+
+        /// The AVX-512 row split and tiles.
+        pub(super) struct Kernel {
+            /// The permutes of [`split_row`].
+            split: Split,
         }
-        let row = &plane[iy * s.w..][..s.w];
-        assert!(dst.len() >= st * len && len.is_multiple_of(PIXELS));
-        let (rp, dp) = (row.as_ptr(), dst.as_mut_ptr());
-        // Whole loads from `first` (the first 16-element step whose columns all lie at or
-        // right of column 0) while the step's last column, c0 + 16·s − 1, is inside the row.
-        let first = s.pad_left.div_ceil(st).next_multiple_of(PIXELS);
-        for j0 in (0..len).step_by(PIXELS) {
-            // Input columns c0 .. c0 + 16·s (c0 may be negative: the left padding).
-            let c0 = (st * j0) as isize - s.pad_left as isize;
-            let whole = j0 >= first && c0 + (PIXELS * st) as isize <= s.w as isize;
-            // SAFETY: each load reads only the lanes of columns inside `0..w` of `row` (whole
-            // loads only where all 16·s columns are; elsewhere the masked-off lanes are not
-            // accessed), and each store writes elements `f·len + j0 .. + 16 ≤ s·len` of `dst`
-            // (`len` a multiple of 16, checked above); AVX-512 F is enabled by the caller.
-            unsafe {
-                let v: [__m512; 4] = core::array::from_fn(|i| {
-                    if i >= st {
-                        return _mm512_setzero_ps();
-                    }
-                    let at = c0 + (PIXELS * i) as isize;
-                    if whole {
-                        _mm512_loadu_ps(rp.offset(at))
-                    } else {
-                        let m = lanes(-at, s.w as isize - at);
-                        _mm512_maskz_loadu_ps(m, rp.wrapping_offset(at))
-                    }
-                });
-                for f in 0..st {
-                    let lo = _mm512_permutex2var_ps(v[0], sp.idx[f], v[1]);
-                    let ph = if st > 2 {
-                        let hi = _mm512_permutex2var_ps(v[2], sp.idx[f], v[3]);
-                        _mm512_mask_blend_ps(sp.high[f], lo, hi)
-                    } else {
-                        lo
-                    };
-                    _mm512_storeu_ps(dp.add(f * len + j0), ph);
+
+        impl Kernel {
+            /// For stride `st` and phase rows of `len` values.
+            ///
+            /// # Safety
+            /// AVX-512 F is enabled in the caller.
+            #[inline(always)]
+            pub(super) unsafe fn new(st: usize, len: usize) -> Self {
+                Kernel {
+                    split: Split::new(st, len),
                 }
             }
         }
-    }
 
-    /// Lanes `lo..hi` of a vector set (clamped to `0..16`).
-    #[inline(always)]
-    fn lanes(lo: isize, hi: isize) -> __mmask16 {
-        let (lo, hi) = (lo.clamp(0, 16), hi.clamp(0, 16));
-        if hi <= lo {
-            return 0;
+        impl Isa for Kernel {
+            #[inline(always)]
+            fn len(&self) -> usize {
+                self.split.len
+            }
+
+            #[inline(always)]
+            unsafe fn split_row(&self, s: &Conv2dShape, plane: &[f32], pr: usize, dst: &mut [f32]) {
+                split_row(s, &self.split, plane, pr, dst);
+            }
+
+            /// Tiles of 3 vectors × 8 channels along the row, then single vectors, the last
+            /// shifted left to end at the row's end.
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn block_row(
+                &self,
+                g: &Geo,
+                ring: &[f32],
+                rows: &[usize; MAX_ROWS],
+                wc: &[f32],
+                bv: &[f32; CHANNELS],
+                clamp: Clamp,
+                oy: usize,
+                yc: &mut [f32],
+            ) {
+                let ow = g.ow;
+                for c in (0..CHANNELS).step_by(TILE_C) {
+                    let mut ox = 0;
+                    // SAFETY (the three calls): AVX-512 is enabled in the caller;
+                    // `ox + 16·P ≤ ow`, `c + 8 ≤ 16`, and the rest is the caller's contract.
+                    while ox + TILE_P * PIXELS <= ow {
+                        unsafe { tile::<TILE_P>(g, ring, rows, wc, bv, c, clamp, oy, ox, yc) };
+                        ox += TILE_P * PIXELS;
+                    }
+                    while ox + PIXELS <= ow {
+                        unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, ox, yc) };
+                        ox += PIXELS;
+                    }
+                    if ox < ow {
+                        let at = ow - PIXELS;
+                        unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, at, yc) };
+                    }
+                }
+            }
         }
-        (((1u32 << hi) - 1) & !((1u32 << lo) - 1)) as __mmask16
-    }
 
-    /// The permutes that split 16 elements of every phase out of `s` vectors of columns.
-    struct Split {
-        /// Phase-row length (a multiple of 16).
-        len: usize,
-        /// Per phase `f`: lane `j` selects column `s·j + f` mod 32 of two source vectors.
-        idx: [__m512i; 4],
-        /// Per phase: the lanes whose column is 32 or more (from the second pair).
-        high: [__mmask16; 4],
-    }
-
-    impl Split {
+        /// Copies padded row `pr` of one input channel's `plane` (row `pr − pad_top`, zero where it
+        /// or a column lies in the padding) into `dst` as `s` phase rows of `len` values (a multiple
+        /// of 16): phase `f`, element `j` is padded column `s·j + f` (input column
+        /// `s·j + f − pad_left`). 16 elements of every phase at a time: `s` masked loads of the
+        /// input columns they cover, then per phase one or two two-source permutes.
         #[inline(always)]
-        fn new(st: usize, len: usize) -> Self {
-            let idx = core::array::from_fn(|f| {
-                let i: [i32; 16] = core::array::from_fn(|j| ((st * j + f) % 32) as i32);
-                // SAFETY: a 64-byte unaligned load of a 16-element `i32` array.
-                unsafe { _mm512_loadu_si512(i.as_ptr().cast()) }
-            });
-            let high = core::array::from_fn(|f| {
-                (0..16).fold(0u16, |m, j| m | (u16::from(st * j + f >= 32) << j))
-            });
-            Split { len, idx, high }
-        }
-    }
-
-    /// The geometry a tile needs.
-    struct Geo {
-        c_in: usize,
-        kh: usize,
-        kw: usize,
-        ow: usize,
-        ohw: usize,
-        oh: usize,
-        /// Ring offset of each kernel column within a split row.
-        koff: [usize; MAX_KSIDE],
-    }
-
-    /// `16·P` output pixels `(oy, ox..ox + 16·P)` of channels `c0 .. c0 + TILE_C` of the block
-    /// (weights `wc`, `K × 16`; bias `bv`), clamped, stored into the channels' planes of `yc`;
-    /// the input row of channel `ic`, kernel row `ky` is the split row at `ring[rows[ic·kh + ky]..]`.
-    ///
-    /// # Safety
-    /// AVX-512 F and FMA; `ox + 16·P ≤ ow`, `oy < oh`, `c0 + TILE_C ≤ 16`, `rows` ring offsets
-    /// of whole split rows, and the bounds asserted by `conv`.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn tile<const P: usize>(
-        g: &Geo,
-        ring: &[f32],
-        rows: &[usize; MAX_ROWS],
-        wc: &[f32],
-        bv: &[f32; CHANNELS],
-        c0: usize,
-        clamp: Clamp,
-        oy: usize,
-        ox: usize,
-        yc: &mut [f32],
-    ) {
-        let mut acc: [[__m512; P]; TILE_C] =
-            core::array::from_fn(|c| [_mm512_set1_ps(bv[c0 + c]); P]);
-        let wp = wc.as_ptr().add(c0);
-        let rp = ring.as_ptr().add(ox);
-        let mut tap = 0;
-        for r in rows.iter().take(g.c_in * g.kh) {
-            let row = rp.add(*r);
-            for &ko in g.koff.iter().take(g.kw) {
-                // Elements ox + kx/s + 16p .. + 15 of the tap's phase row: inside it, as
-                // ox + 16·P ≤ ow and the row holds ow + (kw − 1)/s values.
-                let xv: [__m512; P] =
-                    core::array::from_fn(|p| _mm512_loadu_ps(row.add(ko + PIXELS * p)));
-                let wt = wp.add(tap * CHANNELS);
-                for (c, a) in acc.iter_mut().enumerate() {
-                    let wv = _mm512_set1_ps(*wt.add(c));
-                    for (ap, &xp) in a.iter_mut().zip(&xv) {
-                        *ap = _mm512_fmadd_ps(xp, wv, *ap);
+        fn split_row(s: &Conv2dShape, sp: &Split, plane: &[f32], pr: usize, dst: &mut [f32]) {
+            let (st, len) = (s.stride_w, sp.len);
+            let iy = pr.wrapping_sub(s.pad_top);
+            if iy >= s.h {
+                dst.fill(0.0);
+                return;
+            }
+            let row = &plane[iy * s.w..][..s.w];
+            assert!(dst.len() >= st * len && len.is_multiple_of(PIXELS));
+            let (rp, dp) = (row.as_ptr(), dst.as_mut_ptr());
+            // Whole loads from `first` (the first 16-element step whose columns all lie at or
+            // right of column 0) while the step's last column, c0 + 16·s − 1, is inside the row.
+            let first = s.pad_left.div_ceil(st).next_multiple_of(PIXELS);
+            for j0 in (0..len).step_by(PIXELS) {
+                // Input columns c0 .. c0 + 16·s (c0 may be negative: the left padding).
+                let c0 = (st * j0) as isize - s.pad_left as isize;
+                let whole = j0 >= first && c0 + (PIXELS * st) as isize <= s.w as isize;
+                // SAFETY: each load reads only the lanes of columns inside `0..w` of `row` (whole
+                // loads only where all 16·s columns are; elsewhere the masked-off lanes are not
+                // accessed), and each store writes elements `f·len + j0 .. + 16 ≤ s·len` of `dst`
+                // (`len` a multiple of 16, checked above); AVX-512 F is enabled by the caller.
+                unsafe {
+                    let v: [__m512; 4] = core::array::from_fn(|i| {
+                        if i >= st {
+                            return _mm512_setzero_ps();
+                        }
+                        let at = c0 + (PIXELS * i) as isize;
+                        if whole {
+                            _mm512_loadu_ps(rp.offset(at))
+                        } else {
+                            let m = lanes(-at, s.w as isize - at);
+                            _mm512_maskz_loadu_ps(m, rp.wrapping_offset(at))
+                        }
+                    });
+                    for f in 0..st {
+                        let lo = _mm512_permutex2var_ps(v[0], sp.idx[f], v[1]);
+                        let ph = if st > 2 {
+                            let hi = _mm512_permutex2var_ps(v[2], sp.idx[f], v[3]);
+                            _mm512_mask_blend_ps(sp.high[f], lo, hi)
+                        } else {
+                            lo
+                        };
+                        _mm512_storeu_ps(dp.add(f * len + j0), ph);
                     }
                 }
-                tap += 1;
             }
         }
-        let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
-        let yp = yc.as_mut_ptr().add((c0 * g.oh + oy) * g.ow + ox);
-        for (c, a) in acc.iter().enumerate() {
-            for (p, &ap) in a.iter().enumerate() {
-                // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand),
-                // and keep −0.0 against a bound of 0.0, as `depthwise::clip`.
-                let v = _mm512_min_ps(hi, _mm512_max_ps(lo, ap));
-                _mm512_storeu_ps(yp.add(c * g.ohw + p * PIXELS), v);
+
+        /// Lanes `lo..hi` of a vector set (clamped to `0..16`).
+        #[inline(always)]
+        fn lanes(lo: isize, hi: isize) -> __mmask16 {
+            let (lo, hi) = (lo.clamp(0, 16), hi.clamp(0, 16));
+            if hi <= lo {
+                return 0;
+            }
+            (((1u32 << hi) - 1) & !((1u32 << lo) - 1)) as __mmask16
+        }
+
+        /// The permutes that split 16 elements of every phase out of `s` vectors of columns.
+        struct Split {
+            /// Phase-row length (a multiple of 16).
+            len: usize,
+            /// Per phase `f`: lane `j` selects column `s·j + f` mod 32 of two source vectors.
+            idx: [__m512i; 4],
+            /// Per phase: the lanes whose column is 32 or more (from the second pair).
+            high: [__mmask16; 4],
+        }
+
+        impl Split {
+            #[inline(always)]
+            fn new(st: usize, len: usize) -> Self {
+                let idx = core::array::from_fn(|f| {
+                    let i: [i32; 16] = core::array::from_fn(|j| ((st * j + f) % 32) as i32);
+                    // SAFETY: a 64-byte unaligned load of a 16-element `i32` array.
+                    unsafe { _mm512_loadu_si512(i.as_ptr().cast()) }
+                });
+                let high = core::array::from_fn(|f| {
+                    (0..16).fold(0u16, |m, j| m | (u16::from(st * j + f >= 32) << j))
+                });
+                Split { len, idx, high }
+            }
+        }
+
+        /// `16·P` output pixels `(oy, ox..ox + 16·P)` of channels `c0 .. c0 + TILE_C` of the block
+        /// (weights `wc`, `K × 16`; bias `bv`), clamped, stored into the channels' planes of `yc`;
+        /// the input row of channel `ic`, kernel row `ky` is the split row at `ring[rows[ic·kh + ky]..]`.
+        ///
+        /// # Safety
+        /// AVX-512 F and FMA; `ox + 16·P ≤ ow`, `oy < oh`, `c0 + TILE_C ≤ 16`, `rows` ring offsets
+        /// of whole split rows, and the bounds asserted by `conv`.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn tile<const P: usize>(
+            g: &Geo,
+            ring: &[f32],
+            rows: &[usize; MAX_ROWS],
+            wc: &[f32],
+            bv: &[f32; CHANNELS],
+            c0: usize,
+            clamp: Clamp,
+            oy: usize,
+            ox: usize,
+            yc: &mut [f32],
+        ) {
+            let mut acc: [[__m512; P]; TILE_C] =
+                core::array::from_fn(|c| [_mm512_set1_ps(bv[c0 + c]); P]);
+            let wp = wc.as_ptr().add(c0);
+            let rp = ring.as_ptr().add(ox);
+            let mut tap = 0;
+            for r in rows.iter().take(g.c_in * g.kh) {
+                let row = rp.add(*r);
+                for &ko in g.koff.iter().take(g.kw) {
+                    // Elements ox + kx/s + 16p .. + 15 of the tap's phase row: inside it, as
+                    // ox + 16·P ≤ ow and the row holds ow + (kw − 1)/s values.
+                    let xv: [__m512; P] =
+                        core::array::from_fn(|p| _mm512_loadu_ps(row.add(ko + PIXELS * p)));
+                    let wt = wp.add(tap * CHANNELS);
+                    for (c, a) in acc.iter_mut().enumerate() {
+                        let wv = _mm512_set1_ps(*wt.add(c));
+                        for (ap, &xp) in a.iter_mut().zip(&xv) {
+                            *ap = _mm512_fmadd_ps(xp, wv, *ap);
+                        }
+                    }
+                    tap += 1;
+                }
+            }
+            let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
+            let yp = yc.as_mut_ptr().add((c0 * g.oh + oy) * g.ow + ox);
+            for (c, a) in acc.iter().enumerate() {
+                for (p, &ap) in a.iter().enumerate() {
+                    // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand),
+                    // and keep −0.0 against a bound of 0.0, as `depthwise::clip`.
+                    let v = _mm512_min_ps(hi, _mm512_max_ps(lo, ap));
+                    _mm512_storeu_ps(yp.add(c * g.ohw + p * PIXELS), v);
+                }
+            }
+        }
+    }
+
+    /// The AVX2 kernels: 8 pixels per vector.
+    mod avx2 {
+        #[cfg(target_arch = "x86")]
+        use core::arch::x86::*;
+        #[cfg(target_arch = "x86_64")]
+        use core::arch::x86_64::*;
+
+        use super::{Clamp, Conv2dShape, Geo, Isa, CHANNELS, MAX_ROWS};
+
+        /// Output pixels per vector.
+        const LANES: usize = 8;
+        /// Vectors of output pixels per register tile.
+        const TILE_P: usize = 3;
+        /// Channels per register tile: 3 × 4 accumulators, 3 input vectors and a broadcast
+        /// weight take the 16 registers.
+        const TILE_C: usize = 4;
+
+        /// The AVX2 row split and tiles.
+        pub(super) struct Kernel {
+            /// Length of one phase row (a multiple of 16).
+            pub(super) len: usize,
+        }
+
+        impl Isa for Kernel {
+            #[inline(always)]
+            fn len(&self) -> usize {
+                self.len
+            }
+
+            /// 8 elements of every phase at a time: at stride 2, where all 16 input columns
+            /// they cover lie inside the row, two loads and per phase a shuffle and a lane
+            /// permute; elsewhere element by element.
+            #[inline(always)]
+            unsafe fn split_row(&self, s: &Conv2dShape, plane: &[f32], pr: usize, dst: &mut [f32]) {
+                let (st, len) = (s.stride_w, self.len);
+                let iy = pr.wrapping_sub(s.pad_top);
+                if iy >= s.h {
+                    dst.fill(0.0);
+                    return;
+                }
+                let row = &plane[iy * s.w..][..s.w];
+                let dst = &mut dst[..st * len];
+                assert!(len.is_multiple_of(LANES));
+                let w = s.w as isize;
+                for j0 in (0..len).step_by(LANES) {
+                    // Input columns c0 .. c0 + 8·s (c0 may be negative: the left padding).
+                    let c0 = (st * j0) as isize - s.pad_left as isize;
+                    if st == 2 && c0 >= 0 && c0 + 2 * LANES as isize <= w {
+                        let (c0, dp) = (c0 as usize, dst.as_mut_ptr());
+                        // SAFETY: columns c0 .. c0 + 16 lie inside `row` (checked), the
+                        // stores write elements j0 .. j0 + 8 and len + j0 .. + 8 of `dst`
+                        // (`len` a multiple of 8, `dst` of 2·len); AVX2 is enabled in the
+                        // caller.
+                        unsafe {
+                            let a = _mm256_loadu_ps(row.as_ptr().add(c0));
+                            let b = _mm256_loadu_ps(row.as_ptr().add(c0 + LANES));
+                            // Per 128-bit lane: a0 a2 b0 b2 | a4 a6 b4 b6 (even), then the
+                            // 64-bit pairs in order 0 2 1 3: a0 a2 a4 a6 b0 b2 b4 b6.
+                            let even = _mm256_shuffle_ps::<0b10_00_10_00>(a, b);
+                            let odd = _mm256_shuffle_ps::<0b11_01_11_01>(a, b);
+                            let even =
+                                _mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(even));
+                            let odd = _mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(odd));
+                            _mm256_storeu_ps(dp.add(j0), _mm256_castpd_ps(even));
+                            _mm256_storeu_ps(dp.add(len + j0), _mm256_castpd_ps(odd));
+                        }
+                        continue;
+                    }
+                    for f in 0..st {
+                        for (i, v) in dst[f * len + j0..][..LANES].iter_mut().enumerate() {
+                            let c = c0 + (st * i + f) as isize;
+                            *v = if (0..w).contains(&c) {
+                                row[c as usize]
+                            } else {
+                                0.0
+                            };
+                        }
+                    }
+                }
+            }
+
+            /// Tiles of 3 vectors × 4 channels along the row; the rest (fewer than 24 pixels)
+            /// in a tile of 2 vectors and one of 1 or 2 vectors ending at the row's end (its
+            /// first lanes recompute, identically, outputs already stored).
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn block_row(
+                &self,
+                g: &Geo,
+                ring: &[f32],
+                rows: &[usize; MAX_ROWS],
+                wc: &[f32],
+                bv: &[f32; CHANNELS],
+                clamp: Clamp,
+                oy: usize,
+                yc: &mut [f32],
+            ) {
+                let ow = g.ow;
+                for c in (0..CHANNELS).step_by(TILE_C) {
+                    let mut ox = 0;
+                    // SAFETY (the calls): AVX2 and FMA are enabled in the caller; each tile
+                    // ends at or before `ow` and starts at or after 0 (`ow ≥ 16`);
+                    // `c + 4 ≤ 16`; the rest is the caller's contract.
+                    while ox + TILE_P * LANES <= ow {
+                        unsafe { tile::<TILE_P>(g, ring, rows, wc, bv, c, clamp, oy, ox, yc) };
+                        ox += TILE_P * LANES;
+                    }
+                    if ox + 2 * LANES <= ow {
+                        unsafe { tile::<2>(g, ring, rows, wc, bv, c, clamp, oy, ox, yc) };
+                        ox += 2 * LANES;
+                    }
+                    if ow - ox > LANES {
+                        let at = ow - 2 * LANES;
+                        unsafe { tile::<2>(g, ring, rows, wc, bv, c, clamp, oy, at, yc) };
+                    } else if ox < ow {
+                        let at = ow - LANES;
+                        unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, at, yc) };
+                    }
+                }
+            }
+        }
+
+        /// `8·P` output pixels `(oy, ox..ox + 8·P)` of channels `c0 .. c0 + TILE_C` of the
+        /// block (weights `wc`, `K × 16`; bias `bv`), clamped, stored into the channels'
+        /// planes of `yc`: the AVX-512 tile's arithmetic, 8 lanes wide.
+        ///
+        /// # Safety
+        /// AVX2 and FMA; `ox + 8·P ≤ ow`, `oy < oh`, `c0 + TILE_C ≤ 16`, `rows` ring offsets
+        /// of whole split rows, and the bounds asserted by `drive`.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn tile<const P: usize>(
+            g: &Geo,
+            ring: &[f32],
+            rows: &[usize; MAX_ROWS],
+            wc: &[f32],
+            bv: &[f32; CHANNELS],
+            c0: usize,
+            clamp: Clamp,
+            oy: usize,
+            ox: usize,
+            yc: &mut [f32],
+        ) {
+            // SAFETY: the function's contract.
+            unsafe {
+                let mut acc: [[__m256; P]; TILE_C] =
+                    core::array::from_fn(|c| [_mm256_set1_ps(bv[c0 + c]); P]);
+                let wp = wc.as_ptr().add(c0);
+                let rp = ring.as_ptr().add(ox);
+                let mut tap = 0;
+                for r in rows.iter().take(g.c_in * g.kh) {
+                    let row = rp.add(*r);
+                    for &ko in g.koff.iter().take(g.kw) {
+                        // Elements ox + kx/s + 8p .. + 7 of the tap's phase row: inside it, as
+                        // ox + 8·P ≤ ow and the row holds ow + (kw − 1)/s values.
+                        let xv: [__m256; P] =
+                            core::array::from_fn(|p| _mm256_loadu_ps(row.add(ko + LANES * p)));
+                        let wt = wp.add(tap * CHANNELS);
+                        for (c, a) in acc.iter_mut().enumerate() {
+                            let wv = _mm256_broadcast_ss(&*wt.add(c));
+                            for (ap, &xp) in a.iter_mut().zip(&xv) {
+                                *ap = _mm256_fmadd_ps(xp, wv, *ap);
+                            }
+                        }
+                        tap += 1;
+                    }
+                }
+                let (lo, hi) = (_mm256_set1_ps(clamp.0), _mm256_set1_ps(clamp.1));
+                let yp = yc.as_mut_ptr().add((c0 * g.oh + oy) * g.ow + ox);
+                for (c, a) in acc.iter().enumerate() {
+                    for (p, &ap) in a.iter().enumerate() {
+                        // max(lo, x) and min(hi, x) return `x` when it is NaN (the second
+                        // operand), and keep −0.0 against a bound of 0.0, as the AVX-512 tile.
+                        let v = _mm256_min_ps(hi, _mm256_max_ps(lo, ap));
+                        _mm256_storeu_ps(yp.add(c * g.ohw + p * LANES), v);
+                    }
+                }
             }
         }
     }
