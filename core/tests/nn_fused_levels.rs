@@ -11,6 +11,9 @@
 //!   on rows of 1 to 64 pixels, stride 1 on rows of 10 to 32, paddings 0–2);
 //! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
+//! * im2col's phase-image path at stride 1 on x86-64-v3 (one zero-padded copy per channel,
+//!   tiles of 6 channels × 2 vectors of 8 grid positions, output lanes packed by a permute),
+//!   on 3×3, 5×5, 7×7, 1×3, 3×1 and 2×2 kernels, with groups, batch 2 and maps of 1×1 up;
 //! * the direct method's path for first layers (1–4 input channels, 16·k output channels,
 //!   stride 2 to 4, any padding narrower than the kernel; input rows split into zero-padded
 //!   phase rows, 16 output pixels per vector, tiles of 3 vectors, a last vector shifted to end
@@ -27,7 +30,8 @@
 //!   channels, groups and batch 2, larger maps with few weights, and near misses;
 //!
 //! all agree with a double-precision reference within `f32` rounding (the depthwise path at
-//! x86-64-v3, 8 outputs per AVX2 vector, gives the baseline's bits), and fusing the
+//! x86-64-v3, 8 outputs per AVX2 vector, gives the baseline's bits; the first-layer path gives
+//! the same bits at x86-64-v3 and x86-64-v4), and fusing the
 //! activation gives the same bits as the convolution followed by `apply_activation`, whose
 //! ReLU / ReLU6 / Clip pass (AVX-512 too) keeps NaN and −0.0 at every level.
 //!
@@ -275,7 +279,9 @@ fn fused_paths_at_every_level() {
     );
     method_at_every_level(ConvMethod::Blocked, &blocked_shapes(), &levels, 0xb10c, 24);
     method_at_every_level(ConvMethod::Im2col, &stride2_shapes(), &levels, 0x5712, 60);
+    method_at_every_level(ConvMethod::Im2col, &stride1_shapes(), &levels, 0x5711, 40);
     stride2_equals_blocked();
+    first_layers_v3_equal_v4();
 }
 
 /// The depthwise path's AVX2 interior (x86-64-v3, 8 outputs per vector at strides 1 and 2)
@@ -358,6 +364,80 @@ fn stride2_shapes() -> Vec<Conv2dShape> {
         v.push(s);
     }
     v
+}
+
+/// Stride-1 shapes of im2col's phase-image path at x86-64-v3 (AVX2: one zero-padded copy per
+/// channel; at most 98 304 weights): SqueezeNet's 3×3 padding-1 expand geometry, 5×5 and 7×7 kernels, 1×3, 3×1 and 2×2
+/// ones, asymmetric padding, no padding, groups, batch 2, maps of 1×1 to 30 × 30 (grids of one
+/// partial vector up to many, output lanes across row ends), channel counts around the tile's 6.
+fn stride1_shapes() -> Vec<Conv2dShape> {
+    let mut v = vec![];
+    for (n, c_in, h, w, c_out, k, pad, groups) in [
+        (1, 16, 9, 13, 64, (3, 3), [1; 4], 1),
+        (1, 8, 13, 13, 13, (3, 3), [1; 4], 1),
+        (2, 3, 7, 11, 7, (3, 3), [1; 4], 1),
+        (1, 4, 12, 17, 6, (3, 3), [0, 1, 2, 2], 1),
+        (1, 3, 20, 23, 12, (5, 5), [2; 4], 1),
+        (1, 5, 30, 30, 5, (7, 7), [3; 4], 1),
+        (1, 8, 12, 12, 12, (3, 3), [1; 4], 2),
+        (1, 4, 11, 18, 10, (1, 3), [0, 1, 0, 1], 1),
+        (1, 4, 11, 18, 10, (3, 1), [2, 0, 1, 0], 1),
+        (1, 4, 10, 10, 8, (2, 2), [0; 4], 1),
+        (1, 4, 6, 20, 11, (3, 3), [0; 4], 1),
+        (1, 4, 1, 1, 16, (3, 3), [1; 4], 1),
+        (1, 2, 3, 3, 1, (3, 3), [0; 4], 1),
+    ] {
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, k.0, k.1);
+        [s.pad_top, s.pad_left, s.pad_bottom, s.pad_right] = pad;
+        s.groups = groups;
+        v.push(s);
+    }
+    v
+}
+
+/// Where the CPU has x86-64-v4: the direct method on [`first_layer_shapes`] gives the same
+/// bits at x86-64-v3 (AVX2, 8 lanes) as at x86-64-v4 (AVX-512, 16 lanes), with each fused
+/// activation: both first-layer kernels add the same products in the same order.
+fn first_layers_v3_equal_v4() {
+    if cpu::detected() < Level::X86V4 {
+        eprintln!("first_layers_v3_equal_v4: skipped, this CPU lacks x86-64-v4");
+        return;
+    }
+    let mut rng = Rng::new(0x3434);
+    let mut rnd = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.f32_in(-2.0, 2.0)).collect() };
+    let acts = [Activation::None, Activation::Relu, Activation::Relu6];
+    for (i, s) in first_layer_shapes().iter().enumerate() {
+        let d = s.dims().unwrap();
+        let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
+        let bias = (i % 2 == 1).then_some(bias.as_slice());
+        let act = acts[i % acts.len()];
+        let run = |level| {
+            cpu::set_cap(level);
+            let mut y = vec![f32::NAN; d.output_len];
+            conv2d_fused(
+                ConvMethod::Direct,
+                s,
+                &x,
+                &w,
+                bias,
+                act,
+                None,
+                &mut y,
+                &mut [],
+            )
+            .unwrap();
+            y
+        };
+        let (a, b) = (run(Level::X86V3), run(Level::X86V4));
+        for (j, (p, q)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(
+                p.to_bits(),
+                q.to_bits(),
+                "{s:?} {act:?}: out[{j}] {p} != {q}"
+            );
+        }
+    }
+    cpu::set_cap(Level::X86V4);
 }
 
 /// At x86-64-v4, im2col's stride-2 phase-image path adds the same products in the same order

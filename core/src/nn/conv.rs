@@ -4,14 +4,15 @@
 //!
 //! * [`ConvMethod::Direct`]: nested loops, no working memory (depthwise 3×3 layers by the
 //!   one-pass kernel of `depthwise`, stride-2 to stride-4 first layers of at most 4 input
-//!   channels by the AVX-512 kernel of `few_channels`, pointwise layers on small maps or with
+//!   channels by the AVX-512 or AVX2 kernel of `few_channels`, pointwise layers on small maps or with
 //!   few weights by the AVX-512 kernel of `small_pointwise`, all with their bias and ReLU /
 //!   ReLU6 / Clip fused);
 //! * [`ConvMethod::Im2col`]: lower the input to a `(C/g·Kh·Kw) × (Oh·Ow)` matrix, one GEMM per
 //!   group (skipped lowering for 1×1, stride-1, unpadded kernels, whose input already is that
 //!   matrix, and whose bias and clamp are one pass after the GEMM; stride-2 kernels on
-//!   AVX-512 split the input into phase images instead and multiply the weights in place,
-//!   with the bias and clamp fused, see `stride2`);
+//!   AVX-512, and stride-1 kernels with few weights on AVX2, split the input into phase
+//!   images (a padded copy at stride 1) instead and multiply the weights in place, with the
+//!   bias and clamp fused, see `phases`);
 //! * [`ConvMethod::Mec`]: Cho & Brand's memory-efficient convolution (2017): lower each output
 //!   column's `Hp × Kw` input strip once (`Ow × Hp·Kw·C/g`), then one GEMM per output row over an
 //!   overlapping window of that matrix;
@@ -38,8 +39,8 @@ use super::blocked;
 use super::depthwise::{self, Clamp, NO_CLAMP};
 use super::few_channels;
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
+use super::phases;
 use super::small_pointwise;
-use super::stride2;
 use super::tensor::{checked_bytes, checked_product};
 use super::winograd;
 use crate::error::{Error, Result};
@@ -516,8 +517,8 @@ pub(crate) fn choose_method_for(
         && shape.ocg() >= BLOCKED_MIN_COUT_PER_GROUP
         && (prepared || d.out_h.saturating_mul(d.out_w) >= BLOCKED_MIN_OUT_PIXELS)
         // Weights re-laid out on every call: stride-2 layers run faster through im2col's
-        // phase images (`stride2`), which read them in place.
-        && (prepared || !stride2::fast(shape, &d))
+        // phase images (`phases`), which read them in place.
+        && (prepared || !phases::fast(shape, &d))
         && blocked::fast();
     let first = if winograd {
         Some(ConvMethod::Winograd)
@@ -600,7 +601,7 @@ pub(crate) fn conv2d_clamped(
     let s = shape;
     let ohw = d.out_h * d.out_w;
     if method == ConvMethod::Im2col
-        && stride2::conv(s, &d, input, weights, bias, clamp, output, workspace)
+        && phases::conv(s, &d, input, weights, bias, clamp, output, workspace)
     {
         return Ok(true);
     }

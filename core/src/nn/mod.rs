@@ -74,12 +74,12 @@ pub mod graph;
 pub mod layout;
 pub mod matmul;
 pub mod model;
+mod phases;
 pub mod plan;
 pub mod pool;
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod pool_channels;
 pub mod reduce;
 mod small_pointwise;
-mod stride2;
 pub mod tensor;
 mod winograd;
