@@ -1291,6 +1291,156 @@ MV_KERNEL_LEAN mv_sep_filter_f32_stream(MV_GLOBAL const float* src, int src_stri
 #undef MV_SCALL
 }
 
+/* ---- Separable f32 filters from a column tile (mv_sep_filter_f32_cols) ------------------ *
+ *
+ * The streaming separable kernel's work-items, but fed from local memory: a work-group of
+ * MV_TILE_W x MV_TILE_H work-items covers MV_TILE_W * MV_SPX columns by MV_TILE_H * MV_COLS_ROWS
+ * rows and first copies its whole halo tile (4 pixels of apron each side, the kernel radius
+ * above and below) into local memory -- inside the image as 16-byte vectors, every load issued
+ * before any store, else pixel by pixel with the border applied -- and after one barrier each
+ * work-item walks its MV_SPX columns down its MV_COLS_ROWS rows exactly as the streaming
+ * kernel does (horizontal sums of each row once, added into a ring of K output rows). The
+ * streaming kernel reads every source row from global memory in each of the 2.5 (K = 7)
+ * work-items that need it, each load waiting its turn; here the group's loads go out at once and
+ * each pixel is read from global memory about 1.2 times. Same sums in the same order as the
+ * streaming kernel, so the same images. */
+
+/* Output rows per work-item: 4, or 2 or 1 where the tile of 4 would pass MV_COLS_MAX_BYTES of
+ * local memory (large work-groups; mvision_kernels::Tile::cols_rows is the host's copy). */
+#define MV_COLS_BYTES(rows) (4 * (MV_TILE_W * MV_SPX + 8) * (MV_TILE_H * (rows) + 6))
+#define MV_COLS_ROWS                                                                  \
+    (MV_COLS_BYTES(4) <= MV_COLS_MAX_BYTES ? 4 : MV_COLS_BYTES(2) <= MV_COLS_MAX_BYTES ? 2 : 1)
+/* Row pitch (floats) and rows of the column tile, in 16-byte vectors per row, and vectors each
+ * work-item copies at most. */
+#define MV_CP (MV_TILE_W * MV_SPX + 8)
+#define MV_CR (MV_TILE_H * MV_COLS_ROWS + 6)
+#define MV_CV (MV_CP / 4)
+#define MV_CN ((MV_CR * MV_CV + MV_TILE_W * MV_TILE_H - 1) / (MV_TILE_W * MV_TILE_H))
+
+/* Copies the group's tile: source rows y0 - r .. y0 + MV_TILE_H * MV_COLS_ROWS + r - 1, columns
+ * x0 - 4 .. x0 + MV_TILE_W * MV_SPX + 3 (border applied), row j of them at tile + j * MV_CP.
+ * Every work-item must call it; a barrier must follow. */
+MV_INLINE void mv_cols_fill(MV_LOCAL float* tile, MV_GLOBAL const float* src, int ss, int w,
+                            int h, int x0, int y0, int r, int mode, float value)
+{
+    int n = MV_TILE_W * MV_TILE_H;
+    int tid = MV_LID_Y * MV_TILE_W + MV_LID_X;
+    int nr = MV_TILE_H * MV_COLS_ROWS + 2 * r;
+    if (x0 >= 4 && x0 + MV_CP - 4 <= w && y0 >= r && y0 - r + nr <= h && (ss & 3) == 0 &&
+        ((mv_u64)src & 15) == 0) {
+        MV_GLOBAL const mv_f32x4* s = (MV_GLOBAL const mv_f32x4*)(src + (y0 - r) * ss + x0 - 4);
+        int vs = ss / 4;
+        mv_f32x4 v[MV_CN];
+        MV_UNROLL for (int k = 0; k < MV_CN; ++k)
+        {
+            int i = tid + k * n;
+            int ty = i / MV_CV;
+            if (ty < nr) {
+                v[k] = s[ty * vs + (i - ty * MV_CV)];
+            }
+        }
+        MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile;
+        MV_UNROLL for (int k = 0; k < MV_CN; ++k)
+        {
+            int i = tid + k * n;
+            if (i / MV_CV < nr) {
+                d[i] = v[k];
+            }
+        }
+    } else {
+        for (int i = tid; i < nr * MV_CP; i += n) {
+            int ty = i / MV_CP;
+            int tx = i - ty * MV_CP;
+            int sy = mv_border_index(y0 - r + ty, h, mode);
+            int sx = mv_border_index(x0 - 4 + tx, w, mode);
+            tile[i] = (sx < 0 || sy < 0) ? value : src[sy * ss + sx];
+        }
+    }
+}
+
+/* mv_csep_f32_k<K>: the separable K x K filter of the work-item at column x, rows y0 .. y0 +
+ * MV_COLS_ROWS - 1, from its rows of the tile, t pointing at its first window row (source row
+ * y0 - K / 2) 4 pixels before x. Output row o's sums sit in ring slot o mod K. */
+#define MV_CSEP_V(K)                                                                          \
+    MV_UNROLL for (int ty = 0; ty < K; ++ty) {                                                \
+        if (i - ty >= 0 && i - ty < MV_COLS_ROWS) {                                           \
+            MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                        \
+            {                                                                                 \
+                ACC s = ty == 0 ? 0 : acc[MV_SLOT(u, ty, K)][j];                              \
+                acc[MV_SLOT(u, ty, K)][j] = s + cy[ty] * hs[j];                               \
+            }                                                                                 \
+        }                                                                                     \
+    }
+#define MV_DEFINE_CSEP(K)                                                                     \
+    MV_INLINE void mv_csep_f32_k##K(MV_TAPS_PTR float* kx, MV_TAPS_PTR float* ky, float scale,  \
+                                    MV_LOCAL const float* t, MV_GLOBAL float* dst, int ds,    \
+                                    int w, int h, int x, int y0)                              \
+    {                                                                                         \
+        MV_SSEP_TAPS(K)                                                                       \
+        MV_UNROLL for (int i = 0; i < MV_COLS_ROWS + K - 1; ++i)                              \
+        {                                                                                     \
+            int u = i % K;                                                                    \
+            ACC q[12];                                                                        \
+            MV_WINDOW_F32(q, t + i * MV_CP, 12)                                               \
+            ACC win[MV_SPX + K - 1];                                                          \
+            MV_UNROLL for (int n = 0; n < MV_SPX + K - 1; ++n)                                \
+            {                                                                                 \
+                win[n] = q[4 - K / 2 + n];                                                    \
+            }                                                                                 \
+            MV_SSEP_HS(K)                                                                     \
+            MV_CSEP_V(K)                                                                      \
+            if (i >= K - 1 && y0 + i - (K - 1) < h) {                                         \
+                float o_[MV_SPX];                                                             \
+                MV_SSEP_DONE(K, a * scale)                                                    \
+                int idx = (y0 + i - (K - 1)) * ds + x;                                        \
+                mv_sstore_f32(dst + idx, idx, w - x, o_);                                     \
+            }                                                                                 \
+        }                                                                                     \
+    }
+#define PIX float
+#define ACC float
+MV_DEFINE_CSEP(3)
+MV_DEFINE_CSEP(5)
+MV_DEFINE_CSEP(7)
+#undef PIX
+#undef ACC
+
+/* The arguments of mv_sep_filter_f32_stream; square kx_len == ky_len of 3, 5 or 7 (anything
+ * else writes nothing); one work-item per MV_SPX x MV_COLS_ROWS outputs, in work-groups of
+ * exactly MV_TILE_W x MV_TILE_H. */
+MV_KERNEL_TILED mv_sep_filter_f32_cols(MV_GLOBAL const float* src, int src_stride,
+                                       MV_GLOBAL float* dst, int dst_stride, int width,
+                                       int height, MV_LINE_ARG(f32, kx), int kx_len,
+                                       MV_LINE_ARG(f32, ky), int ky_len, float scale,
+                                       int border_mode, float border_value)
+{
+    MV_TAPS_OPEN(f32, kx)
+    MV_TAPS_OPEN(f32, ky)
+    MV_LOCAL_ARRAY(mv_f32x4, smem, MV_CR * MV_CV);
+    MV_LOCAL float* tile = (MV_LOCAL float*)smem;
+    /* Every work-item reaches the barrier (no return before it); a kernel size outside 3, 5, 7
+     * copies a radius-3 tile and writes nothing. */
+    int ok = kx_len == ky_len && (kx_len == 3 || kx_len == 5 || kx_len == 7);
+    int x0 = MV_GROUP_X * (MV_TILE_W * MV_SPX);
+    int gy = MV_GROUP_Y * (MV_TILE_H * MV_COLS_ROWS);
+    mv_cols_fill(tile, src, src_stride, width, height, x0, gy, ok ? kx_len / 2 : 3, border_mode,
+                 border_value);
+    MV_BARRIER();
+    int x = x0 + MV_LID_X * MV_SPX;
+    int y0 = gy + MV_LID_Y * MV_COLS_ROWS;
+    if (!ok || x >= width || y0 >= height) {
+        return;
+    }
+    MV_LOCAL const float* t = tile + (MV_LID_Y * MV_COLS_ROWS) * MV_CP + MV_LID_X * MV_SPX;
+    if (kx_len == 3) {
+        mv_csep_f32_k3(kx, ky, scale, t, dst, dst_stride, width, height, x, y0);
+    } else if (kx_len == 5) {
+        mv_csep_f32_k5(kx, ky, scale, t, dst, dst_stride, width, height, x, y0);
+    } else {
+        mv_csep_f32_k7(kx, ky, scale, t, dst, dst_stride, width, height, x, y0);
+    }
+}
+
 /* ---- Dense u8 filters on the matrix units (mv_filter2d_u8_mma) ------------------------- *
  *
  * The dense k x k fixed-point filter (k = 3, 5, 7), and the square separable ones as the dense

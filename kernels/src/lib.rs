@@ -352,6 +352,11 @@ pub const STREAM_ROWS: usize = 4;
 /// `kernels/common/filter.h`).
 pub const STREAM_PX: usize = 4;
 
+/// Most bytes of local memory `mv_sep_filter_f32_cols`' column tile takes
+/// (`MV_COLS_MAX_BYTES`, [`Tile::cols_rows`]): with the default 16 × 16 tile it holds 4 rows
+/// per work-item (20 160 bytes).
+pub const COLS_MAX_BYTES: usize = 24 * 1024;
+
 /// Fewest work-items for which [`StreamMode::Auto`] runs a separable filter's streaming kernel:
 /// about the threads an H100/H200 holds at once (132 SMs × 2048). Below it the streaming
 /// kernel leaves the device partly idle and the halo tiles were faster on the H200 (5 × 5 and
@@ -413,6 +418,23 @@ pub struct FilterTuning {
     pub taps: TapsMode,
     /// When the dense and separable `u8` filters run on the matrix units.
     pub mma: MmaMode,
+    /// When the separable `f32` filters run from a column tile (`mv_sep_filter_f32_cols`).
+    pub cols: ColsMode,
+}
+
+/// When the square separable `f32` filters of 3, 5 or 7 taps (box and Gaussian blurs included)
+/// run `mv_sep_filter_f32_cols`, the streaming kernel's work-items fed from a column tile in
+/// local memory (`MVISION_FILTER_COLS`); the images are the streaming kernel's either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColsMode {
+    /// `off`: never.
+    Off,
+    /// `auto` (the default): 7 taps, where the streaming kernel would run
+    /// ([`FilterTuning::uses_cols`]): on the H200, Gaussian 7 `f32` at 3840 × 2160 1.10× the
+    /// streaming kernel; 5 taps 0.97× (BENCHMARKS.md).
+    Auto,
+    /// `on`: 3, 5 and 7 taps at every size; for tests and comparisons.
+    On,
 }
 
 /// When the `u8` filters of 3, 5 or 7 taps a side (dense, and square separable ones, box and
@@ -483,6 +505,7 @@ impl FilterTuning {
         fma: FmaMode::On,
         taps: TapsMode::Auto,
         mma: MmaMode::Auto,
+        cols: ColsMode::Auto,
     };
 
     /// The tuning of `MVISION_FILTER_STREAM`'s and `MVISION_FILTER_STREAM_ROWS`'s values
@@ -548,6 +571,18 @@ impl FilterTuning {
         self
     }
 
+    /// This tuning with the column-tile mode of `MVISION_FILTER_COLS`'s value (`None` or
+    /// unparsable: unchanged).
+    pub fn with_cols(mut self, cols: Option<&str>) -> Self {
+        match cols.map(str::trim) {
+            Some("off") => self.cols = ColsMode::Off,
+            Some("auto") => self.cols = ColsMode::Auto,
+            Some("on") => self.cols = ColsMode::On,
+            _ => {}
+        }
+        self
+    }
+
     /// The process's tuning, read on the first call.
     pub fn get() -> Self {
         static TUNING: std::sync::OnceLock<FilterTuning> = std::sync::OnceLock::new();
@@ -561,20 +596,27 @@ impl FilterTuning {
             .with_fma(var("MVISION_FILTER_FMA").as_deref())
             .with_taps(var("MVISION_FILTER_TAPS").as_deref())
             .with_mma(var("MVISION_FILTER_MMA").as_deref())
+            .with_cols(var("MVISION_FILTER_COLS").as_deref())
         })
     }
 
     /// `"auto/4"`, `"on/4"` or `"off"`, as benchmarks print it, with `"/dot-off"` or
     /// `"/dot-on"` appended unless the packed products are `auto`, `"/fma-off"` without
     /// fused multiply-adds, `"/taps-table"` with OpenCL coefficient tables forced, and
-    /// `"/mma-off"` or `"/mma-on"` unless the matrix-unit filter is `auto`.
+    /// `"/mma-off"` or `"/mma-on"` unless the matrix-unit filter is `auto`, and `"/cols-off"`
+    /// or `"/cols-on"` unless the column tile is `auto`.
     pub fn label(&self) -> String {
         let mma = match self.mma {
             MmaMode::Off => "/mma-off",
             MmaMode::Auto => "",
             MmaMode::On => "/mma-on",
         };
-        format!("{}{mma}", self.stream_label())
+        let cols = match self.cols {
+            ColsMode::Off => "/cols-off",
+            ColsMode::Auto => "",
+            ColsMode::On => "/cols-on",
+        };
+        format!("{}{mma}{cols}", self.stream_label())
     }
 
     /// [`FilterTuning::label`] without the matrix-unit part.
@@ -663,6 +705,16 @@ impl FilterTuning {
     pub fn streams_dense(&self, k: usize) -> bool {
         self.stream != StreamMode::Off && k == 3
     }
+
+    /// Whether a square separable `f32` filter of `k × k` taps over a `width × height` image
+    /// runs `mv_sep_filter_f32_cols` rather than the streaming or the tiled kernel.
+    pub fn uses_cols(&self, k: usize, width: usize, height: usize) -> bool {
+        match self.cols {
+            ColsMode::Off => false,
+            ColsMode::Auto => k == 7 && self.streams_separable(k, width, height),
+            ColsMode::On => matches!(k, 3 | 5 | 7),
+        }
+    }
 }
 
 /// Pixels from which CUDA runs the dense 3 × 3 `f32` filter on the halo tile rather than the
@@ -712,6 +764,9 @@ pub mod names {
     pub const SEP_FILTER_U8_STREAM_DP: &str = "mv_sep_filter_u8_stream_dp";
     /// Separable float filter, square 3, 5 or 7 taps, streaming (register windows).
     pub const SEP_FILTER_F32_STREAM: &str = "mv_sep_filter_f32_stream";
+    /// Separable float filter, square 3, 5 or 7 taps, the streaming kernel's work-items fed
+    /// from a column tile in local memory.
+    pub const SEP_FILTER_F32_COLS: &str = "mv_sep_filter_f32_cols";
     /// Dense float 3 × 3 filter, streaming (register windows).
     pub const FILTER2D_F32_STREAM: &str = "mv_filter2d_f32_stream";
     /// Dense fixed-point 3 × 3, 5 × 5 or 7 × 7 filter (also square separable ones, as the dense
@@ -856,6 +911,7 @@ impl KernelSet {
                 FILTER2D_U8_STREAM,
                 SEP_FILTER_U8_STREAM,
                 SEP_FILTER_F32_STREAM,
+                SEP_FILTER_F32_COLS,
                 FILTER2D_F32_STREAM,
                 FILTER2D_U8_STREAM_DP,
                 SEP_FILTER_U8_STREAM_DP,
@@ -926,9 +982,10 @@ impl KernelSet {
                 let rows_u8 = 4 * tile.w * PX_U8 * hr;
                 let rows_f32 = 4 * tile.w * PX_F32 * hr;
                 let sobel_f32 = 4 * (tile.w + 2) * (tile.h + 2);
+                let cols_f32 = tile.cols_bytes(tile.cols_rows());
                 max(
                     max(max(dense_u8, rows_u8), max(dense_f32, rows_f32)),
-                    sobel_f32,
+                    max(sobel_f32, cols_f32),
                 )
             }
             KernelSet::Integral => {
@@ -978,6 +1035,26 @@ impl Tile {
     pub const fn halo(self) -> (usize, usize) {
         (self.w + MAX_KERNEL_SIZE - 1, self.h + MAX_KERNEL_SIZE - 1)
     }
+
+    /// Output rows per work-item of `mv_sep_filter_f32_cols` built for this tile
+    /// (`MV_COLS_ROWS`): 4, or 2 or 1 where the column tile of 4 would pass
+    /// [`COLS_MAX_BYTES`] of local memory.
+    pub const fn cols_rows(self) -> usize {
+        if self.cols_bytes(4) <= COLS_MAX_BYTES {
+            4
+        } else if self.cols_bytes(2) <= COLS_MAX_BYTES {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Bytes of `mv_sep_filter_f32_cols`' column tile with `rows` output rows per work-item:
+    /// `f32` rows of the group's `4·w` columns plus a 4-pixel apron each side, `rows·h`
+    /// rows plus 3 above and below (`MV_COLS_BYTES`).
+    const fn cols_bytes(self, rows: usize) -> usize {
+        4 * (self.w * STREAM_PX + 8) * (self.h * rows + 6)
+    }
 }
 
 impl Default for Tile {
@@ -1025,7 +1102,8 @@ pub fn constants() -> String {
          #define MV_MMA_COLS {MMA_COLS}\n\
          #define MV_MMA_MAX_K {MMA_MAX_K}\n\
          #define MV_MMA_ROW_WORDS {MMA_ROW_WORDS}\n\
-         #define MV_MMA_WORDS {MMA_SLOTS}\n"
+         #define MV_MMA_WORDS {MMA_SLOTS}\n\
+         #define MV_COLS_MAX_BYTES {COLS_MAX_BYTES}\n"
     )
 }
 

@@ -233,9 +233,20 @@ fn only_the_filter_program_fuses_multiply_adds() {
     assert_eq!(d.with_fma(None), d);
     assert_eq!(
         KernelSet::Filter.local_mem_bytes(Tile::DEFAULT),
-        4 * (16 * crate::PX_U8) * 30,
-        "the separable u8 filter's horizontal-pass rows"
+        4 * (16 * crate::STREAM_PX + 8) * (16 * 4 + 6),
+        "the separable f32 column tile, 4 rows per work-item"
     );
+    assert_eq!(Tile::DEFAULT.cols_rows(), 4);
+    assert_eq!(
+        Tile { w: 32, h: 32 }.cols_rows(),
+        1,
+        "within COLS_MAX_BYTES"
+    );
+    let cols = d.with_cols(Some("on"));
+    assert_eq!(cols.label(), "auto/4/cols-on");
+    assert!(cols.uses_cols(5, 8, 8) && !d.uses_cols(5, 3840, 2160));
+    assert!(d.uses_cols(7, 3840, 2160) && !d.uses_cols(7, 64, 64));
+    assert!(!d.with_cols(Some("off")).uses_cols(7, 3840, 2160));
 }
 
 /// Tokens of one backend's dialect that must not appear in the shared bodies.

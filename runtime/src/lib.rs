@@ -20,7 +20,9 @@ pub use backend::{available, devices, Backend, BackendSet, DeviceSummary};
 pub use error::{Error, ErrorKind, Result};
 pub use image::Image;
 /// The dense-filter implementation on GPU backends (ignored on the CPU), the drivers' own.
-pub use mvision_kernels::{DotMode, FilterTuning, IntegralScan, IntegralTuning, MmaMode, Variant};
+pub use mvision_kernels::{
+    ColsMode, DotMode, FilterTuning, IntegralScan, IntegralTuning, MmaMode, Variant,
+};
 
 use std::sync::Arc;
 

@@ -57,6 +57,8 @@ struct Separable<'a, B> {
     names: [&'static str; 2],
     /// The streaming kernel with packed products and the horizontal taps it checks (`u8`).
     packed: Option<(&'static str, &'a [i32])>,
+    /// The column-tile kernel (`f32`).
+    cols: Option<&'static str>,
     kx: (Arg<B>, usize),
     ky: (Arg<B>, usize),
     /// What follows `ky_len`: `shift, finish, area` (`u8`) or `scale` (`f32`).
@@ -319,6 +321,7 @@ impl Planner {
         let sep = Separable {
             names: [names::SEP_FILTER_U8_TILED, names::SEP_FILTER_U8_STREAM],
             packed: Some((names::SEP_FILTER_U8_STREAM_DP, kx)),
+            cols: None,
             kx: (table_i32(kx, LINE_SLOTS), kx.len()),
             ky: (table_i32(ky, LINE_SLOTS), ky.len()),
             finish: vec![
@@ -345,6 +348,7 @@ impl Planner {
         let sep = Separable {
             names: [names::SEP_FILTER_F32_TILED, names::SEP_FILTER_F32_STREAM],
             packed: None,
+            cols: Some(names::SEP_FILTER_F32_COLS),
             kx: (table_f32(kx, LINE_SLOTS), kx.len()),
             ky: (table_f32(ky, LINE_SLOTS), ky.len()),
             finish: vec![Arg::F32(scale)],
@@ -367,6 +371,14 @@ impl Planner {
         args.extend(sep.finish);
         args.extend(sep.border);
         let tile = self.default_tile();
+        let cols = sep
+            .cols
+            .filter(|_| sep.kx.1 == sep.ky.1 && tuning.uses_cols(sep.kx.1, w, h));
+        if let Some(name) = cols {
+            // STREAM_PX outputs per work-item along x, in the tile's `cols_rows` rows.
+            let range = (w.div_ceil(STREAM_PX), h.div_ceil(tile.cols_rows()));
+            return self.launch_2d(KernelSet::Filter, tile, name, args, range);
+        }
         // `px` outputs per work-item along x (streaming: STREAM_PX in `stream_rows` rows).
         let range = if stream {
             (w.div_ceil(STREAM_PX), h.div_ceil(tuning.stream_rows))
