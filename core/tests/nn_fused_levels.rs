@@ -367,7 +367,7 @@ fn stride2_shapes() -> Vec<Conv2dShape> {
 }
 
 /// Stride-1 shapes of im2col's phase-image path at x86-64-v3 (AVX2: one zero-padded copy per
-/// channel; at most 98 304 weights, or maps of at most 64 pixels): SqueezeNet's 3×3 padding-1 expand geometry, 5×5 and 7×7 kernels, 1×3, 3×1 and 2×2
+/// channel; at most 98 304 weights): SqueezeNet's 3×3 padding-1 expand geometry, 5×5 and 7×7 kernels, 1×3, 3×1 and 2×2
 /// ones, asymmetric padding, no padding, groups, batch 2, maps of 1×1 to 30 × 30 (grids of one
 /// partial vector up to many, output lanes across row ends), channel counts around the tile's 6.
 fn stride1_shapes() -> Vec<Conv2dShape> {
@@ -386,7 +386,6 @@ fn stride1_shapes() -> Vec<Conv2dShape> {
         (1, 4, 6, 20, 11, (3, 3), [0; 4], 1),
         (1, 4, 1, 1, 16, (3, 3), [1; 4], 1),
         (1, 2, 3, 3, 1, (3, 3), [0; 4], 1),
-        (1, 128, 7, 7, 97, (3, 3), [1; 4], 1),
     ] {
         let mut s = Conv2dShape::new(n, c_in, h, w, c_out, k.0, k.1);
         [s.pad_top, s.pad_left, s.pad_bottom, s.pad_right] = pad;

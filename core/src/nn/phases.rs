@@ -98,24 +98,15 @@ pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
 
 /// Whether the AVX2 kernels compute `s`: stride 1 both ways, a kernel larger than 1×1 with
 /// rows of at most [`MAX_KW_STRIDE1`] columns, no dilation, padding smaller than the kernel, at
-/// most [`MAX_TAPS`] taps per channel, at most [`MAX_WEIGHTS_STRIDE1`] weights per group or
-/// at most [`MAX_PIXELS_STRIDE1`] output pixels per channel, the padded copy of one group
-/// within the im2col workspace.
+/// most [`MAX_TAPS`] taps per channel and [`MAX_WEIGHTS_STRIDE1`] weights per group, the
+/// padded copy of one group within the im2col workspace.
 pub(crate) fn applies_stride1(s: &Conv2dShape, d: &ConvDims) -> bool {
     s.stride_h == 1
         && s.stride_w == 1
         && s.kw <= MAX_KW_STRIDE1
-        && ((s.c_out / s.groups).saturating_mul(d.k) <= MAX_WEIGHTS_STRIDE1
-            || d.out_h.saturating_mul(d.out_w) <= MAX_PIXELS_STRIDE1)
+        && (s.c_out / s.groups).saturating_mul(d.k) <= MAX_WEIGHTS_STRIDE1
         && fits(s, d)
 }
-
-/// Most output pixels per channel for which the AVX2 stride-1 kernels take any weights: on
-/// small maps im2col's GEMM spends much of its time packing the weights, which these kernels
-/// read in place. ResNet-18's 512 × 7² layers (2.4 million weights) ran 1.17–1.21× faster than
-/// im2col (AMD Zen 3, `nn_bench`, min of 3 and 5 alternating rounds); its 256 × 14² ones were
-/// even (3.48 against 3.49 ms).
-const MAX_PIXELS_STRIDE1: usize = 64;
 
 /// Most weights per group (`c_out/g · K`) at stride 1 on AVX2: every column of tiles reads a
 /// block's weights again, which im2col's GEMM packs once. On SqueezeNet's expand layers
