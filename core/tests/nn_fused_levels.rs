@@ -8,7 +8,8 @@
 //!   to 16 × 16, asymmetric bottom / right padding), "same" stride-1 planes as flat runs
 //!   (rows of 16 to 500 pixels with whole loads in the inner rows, narrower ones from a mask
 //!   table), and layers of 16·k channels 16 planes at a time in a pixel-major ring (stride 2
-//!   on rows of 1 to 64 pixels, stride 1 on rows of 10 to 32, paddings 0–2);
+//!   on rows of 1 to 64 pixels, stride 1 on rows of 10 to 32, paddings 0–2; at x86-64-v3 8
+//!   planes at a time, stride 2);
 //! * im2col on pointwise (1×1) kernels (a β = 0 GEMM, then bias and clamp in one pass), with
 //!   groups, batch > 1, and maps of 1 to 67 pixels per channel (partial vectors);
 //! * im2col's phase-image path at stride 1 on x86-64-v3 (one zero-padded copy per channel,
