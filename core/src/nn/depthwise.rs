@@ -337,13 +337,49 @@ fn taps9(k: &[f32; 9], rows: [&[f32]; 3], c: usize, acc: f32) -> f32 {
 /// de-interleaves even and odd input columns).
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
-mod avx2 {
+pub(crate) mod avx2 {
     #[cfg(target_arch = "x86")]
     use core::arch::x86::*;
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::*;
 
     use super::{each_plane, interior_portable, rows, Clamp, Conv2dShape, ConvDims, FLAT_MAX};
+
+    /// All ones in lanes `0..n` (`n` clamped to `0..=8`), zeros above: the mask of masked loads
+    /// and stores of the first `n` lanes.
+    ///
+    /// # Safety
+    /// AVX2 is enabled in the caller.
+    #[inline(always)]
+    pub(crate) unsafe fn below(n: isize) -> __m256i {
+        // SAFETY: the function's contract.
+        unsafe {
+            _mm256_cmpgt_epi32(
+                _mm256_set1_epi32(n.clamp(0, 8) as i32),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            )
+        }
+    }
+
+    /// Columns 0, 2, …, 14 and 1, 3, …, 15 of the 16 consecutive columns in `a` (0–7) and `c`
+    /// (8–15): per 128-bit lane [a0 a2 c0 c2 | a4 a6 c4 c6] (and the odd ones), then the
+    /// 64-bit pairs in column order.
+    ///
+    /// # Safety
+    /// AVX2 is enabled in the caller.
+    #[inline(always)]
+    pub(crate) unsafe fn deinterleave(a: __m256, c: __m256) -> (__m256, __m256) {
+        // SAFETY: the function's contract.
+        unsafe {
+            let pairs = |v: __m256| {
+                _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)))
+            };
+            (
+                pairs(_mm256_shuffle_ps::<0b10_00_10_00>(a, c)),
+                pairs(_mm256_shuffle_ps::<0b11_01_11_01>(a, c)),
+            )
+        }
+    }
 
     /// [`super::conv`] for `s.stride_w` ≤ 2.
     #[target_feature(enable = "avx2,fma")]
@@ -483,12 +519,8 @@ mod avx2 {
         let up = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
         let top = _mm256_set1_epi32(7);
         // Lanes below `m` (a lane mask).
-        let below = |m: isize| {
-            _mm256_cmpgt_epi32(
-                _mm256_set1_epi32(m.clamp(0, 8) as i32),
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-            )
-        };
+        // SAFETY: AVX2 is enabled here.
+        let below = |m: isize| unsafe { below(m) };
         // Column masks of a run of fewer than 8 outputs: stride 1, one per output lane; stride 2,
         // the columns 0 .. 2n of the loads from 0, 8 and 9.
         let (m0, m8, m9) = if SX == 1 {
@@ -519,17 +551,8 @@ mod avx2 {
                     if SX == 1 {
                         [load(0, m0), load(1, m0), load(2, m0)]
                     } else {
-                        let (a, c) = (load(0, m0), load(8, m8));
-                        // Per 128-bit lane [a0 a2 c0 c2 | a4 a6 c4 c6], then the 64-bit pairs
-                        // in column order: columns 0, 2, …, 14 (and 1, 3, …, 15).
-                        let pairs = |v: __m256| {
-                            _mm256_castpd_ps(_mm256_permute4x64_pd(
-                                _mm256_castps_pd(v),
-                                0b11_01_10_00,
-                            ))
-                        };
-                        let even = pairs(_mm256_shuffle_ps(a, c, 0b10_00_10_00));
-                        let odd = pairs(_mm256_shuffle_ps(a, c, 0b11_01_11_01));
+                        // Columns 0, 2, …, 14 and 1, 3, …, 15.
+                        let (even, odd) = deinterleave(load(0, m0), load(8, m8));
                         // Columns 2, 4, …, 16: the even ones a lane down, column 16 on top.
                         let last = load(9, m9);
                         let next = _mm256_blend_ps(

@@ -575,18 +575,7 @@ pub(crate) mod avx2 {
     use core::arch::x86_64::*;
 
     use super::{Clamp, Conv2dShape, ConvDims};
-
-    /// The mask of lanes `0..n` (`n ≤ 8`) for masked loads and stores.
-    #[inline(always)]
-    fn first(n: usize) -> __m256i {
-        // SAFETY: AVX2 is enabled in every caller (all inlined into `conv`).
-        unsafe {
-            _mm256_cmpgt_epi32(
-                _mm256_set1_epi32(n as i32),
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-            )
-        }
-    }
+    use crate::nn::depthwise::avx2::below;
 
     /// The 8 × 8 transposition of `r` (lane `i` of vector `j` ← lane `j` of vector `i`):
     /// pairs of lanes, pairs of pairs, then 128-bit halves.
@@ -652,7 +641,8 @@ pub(crate) mod avx2 {
             slot: usize,
             ring_len: usize,
         ) {
-            let m = first(n);
+            // SAFETY: AVX2 is enabled in the caller.
+            let m = unsafe { below(n as isize) };
             let mut p = x;
             // SAFETY: the trait's contract (plane l at x + l·hw, pixels 0..n; masked-off
             // lanes are not accessed).
@@ -696,7 +686,8 @@ pub(crate) mod avx2 {
             let v: [__m256; 8] = core::array::from_fn(|j| unsafe { *ring.as_ptr().add(at + j) });
             // SAFETY: AVX2 is enabled in the caller.
             let v = unsafe { transpose8(v) };
-            let m = first(n);
+            // SAFETY: AVX2 is enabled in the caller.
+            let m = unsafe { below(n as isize) };
             for (l, v) in v.iter().enumerate() {
                 // SAFETY: plane l < 8, pixels px .. px + n (the trait's contract; masked-off
                 // lanes are not written).

@@ -552,6 +552,7 @@ mod x86 {
         use core::arch::x86_64::*;
 
         use super::{Clamp, Conv2dShape, Geo, Isa, CHANNELS, MAX_ROWS};
+        use crate::nn::depthwise::avx2::deinterleave;
 
         /// Output pixels per vector.
         const LANES: usize = 8;
@@ -600,15 +601,9 @@ mod x86 {
                         unsafe {
                             let a = _mm256_loadu_ps(row.as_ptr().add(c0));
                             let b = _mm256_loadu_ps(row.as_ptr().add(c0 + LANES));
-                            // Per 128-bit lane: a0 a2 b0 b2 | a4 a6 b4 b6 (even), then the
-                            // 64-bit pairs in order 0 2 1 3: a0 a2 a4 a6 b0 b2 b4 b6.
-                            let even = _mm256_shuffle_ps::<0b10_00_10_00>(a, b);
-                            let odd = _mm256_shuffle_ps::<0b11_01_11_01>(a, b);
-                            let even =
-                                _mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(even));
-                            let odd = _mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(odd));
-                            _mm256_storeu_ps(dp.add(j0), _mm256_castpd_ps(even));
-                            _mm256_storeu_ps(dp.add(len + j0), _mm256_castpd_ps(odd));
+                            let (even, odd) = deinterleave(a, b);
+                            _mm256_storeu_ps(dp.add(j0), even);
+                            _mm256_storeu_ps(dp.add(len + j0), odd);
                         }
                         continue;
                     }

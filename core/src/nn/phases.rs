@@ -548,6 +548,7 @@ mod avx2 {
     use core::arch::x86_64::*;
 
     use super::{Clamp, Conv2dShape, ConvDims, Phases, Tile};
+    use crate::nn::depthwise::avx2::below;
 
     /// Grid positions per vector.
     const LANES: usize = 8;
@@ -571,21 +572,6 @@ mod avx2 {
                 l += 1;
             }
             m += 1;
-        }
-        t
-    };
-
-    /// Lane masks for a masked store of the first `n` lanes (`n` ≤ 8).
-    const FIRST: [[i32; 8]; 9] = {
-        let mut t = [[0i32; 8]; 9];
-        let mut n = 0;
-        while n <= 8 {
-            let mut l = 0;
-            while l < n {
-                t[n][l] = -1;
-                l += 1;
-            }
-            n += 1;
         }
         t
     };
@@ -735,8 +721,8 @@ mod avx2 {
     ) {
         // SAFETY: each store writes `y[(c0 + c)·ohw + o ..]` with `c0 + c < ocg` (`Tile::new`
         // checked `ocg·ohw ≤ y.len()`): `o + 8 ≤ ohw` for whole stores, `o + count ≤ ohw`
-        // lanes for masked ones. The tables are read with in-range indices (`m < 256`,
-        // `count ≤ 8`). AVX2 is enabled here.
+        // lanes for masked ones. The table is read with an in-range index (`m < 256`). AVX2
+        // is enabled here.
         unsafe {
             for (v, &(m, o)) in outs.iter().enumerate().take(V) {
                 if m == 0 {
@@ -745,7 +731,7 @@ mod avx2 {
                 let count = m.count_ones() as usize;
                 let whole = o + LANES <= t.ohw;
                 let pack = _mm256_loadu_si256(PACK[usize::from(m)].as_ptr().cast());
-                let first = _mm256_loadu_si256(FIRST[count].as_ptr().cast());
+                let first = below(count as isize);
                 for (c, a) in acc.iter().enumerate() {
                     let r = if m == 0xff {
                         a[v]
