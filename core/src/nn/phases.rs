@@ -28,7 +28,7 @@ use super::conv::{Conv2dShape, ConvDims};
 use super::depthwise::Clamp;
 use super::gemm::gemm_pack_len;
 
-/// Grid positions per vector.
+/// Grid positions per AVX-512 vector.
 #[cfg_attr(
     not(any(target_arch = "x86", target_arch = "x86_64")),
     allow(dead_code) // Read by the AVX-512 kernels only.
@@ -41,11 +41,11 @@ const SLACK: usize = 32;
 /// Most taps per input channel (`kh·kw`): their phase offsets are a stack table.
 const MAX_TAPS: usize = 64;
 
-/// Phase-image geometry of a stride-2 shape.
+/// Phase-image geometry of a stride-1 or stride-2 shape.
 #[derive(Clone, Copy)]
 #[cfg_attr(
     not(any(target_arch = "x86", target_arch = "x86_64")),
-    allow(dead_code) // Read by the AVX-512 kernels only.
+    allow(dead_code) // Read by the x86 kernels only.
 )]
 struct Phases {
     /// The stride, 1 or 2 (1: one zero-padded copy of each channel).
