@@ -283,6 +283,7 @@ fn fused_paths_at_every_level() {
     method_at_every_level(ConvMethod::Im2col, &stride1_shapes(), &levels, 0x5711, 40);
     stride2_equals_blocked();
     first_layers_v3_equal_v4();
+    blocked_v3_equals_v4();
 }
 
 /// The depthwise path's AVX2 interior (x86-64-v3, 8 outputs per vector at strides 1 and 2)
@@ -441,6 +442,53 @@ fn first_layers_v3_equal_v4() {
     cpu::set_cap(Level::X86V4);
 }
 
+/// The blocked method's AVX2 tile (sums kept in a band buffer between chunks of taps) adds
+/// the same fused multiply-adds in the same order as its AVX-512 tile: the same bits, on every
+/// shape of [`blocked_shapes`] (bands of 64 pixels and chunks of 64 taps split, odd blocks,
+/// partial blocks, groups, dilation, batch 2) with each activation. Skipped without AVX-512.
+fn blocked_v3_equals_v4() {
+    if cpu::detected() < Level::X86V4 {
+        eprintln!("blocked_v3_equals_v4: skipped, this CPU lacks x86-64-v4");
+        return;
+    }
+    let mut rng = Rng::new(0xb1b2);
+    let mut rnd = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.f32_in(-2.0, 2.0)).collect() };
+    let acts = [Activation::None, Activation::Relu, Activation::Relu6];
+    for (i, s) in blocked_shapes().iter().enumerate() {
+        let d = s.dims().unwrap();
+        let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
+        let bias = (i % 2 == 0).then_some(bias.as_slice());
+        let act = acts[i % acts.len()];
+        let run = |level| {
+            cpu::set_cap(level);
+            let mut ws = vec![f32::NAN; workspace_len(ConvMethod::Blocked, s).unwrap()];
+            let mut y = vec![f32::NAN; d.output_len];
+            conv2d_fused(
+                ConvMethod::Blocked,
+                s,
+                &x,
+                &w,
+                bias,
+                act,
+                None,
+                &mut y,
+                &mut ws,
+            )
+            .unwrap();
+            y
+        };
+        let (a, b) = (run(Level::X86V3), run(Level::X86V4));
+        for (j, (p, q)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(
+                p.to_bits(),
+                q.to_bits(),
+                "{s:?} {act:?}: out[{j}] {p} != {q}"
+            );
+        }
+    }
+    cpu::set_cap(Level::X86V4);
+}
+
 /// At x86-64-v4, im2col's stride-2 phase-image path adds the same products in the same order
 /// with the same fused multiply-adds as the blocked method: the same bits, with each fused
 /// activation (all shapes of [`stride2_shapes`] but the 1×1 ones).
@@ -494,6 +542,8 @@ fn blocked_shapes() -> Vec<Conv2dShape> {
         (1, 5, 8, 20, 16, 3, 3, 1, [0; 4], 1),
         (1, 8, 11, 17, 48, 3, 3, 2, [1; 4], 1),
         (1, 4, 6, 7, 20, 2, 2, 1, [0, 1, 1, 0], 1),
+        (1, 37, 12, 11, 40, 3, 3, 1, [1; 4], 1),
+        (1, 24, 10, 10, 20, 1, 1, 2, [0; 4], 1),
     ] {
         let mut s = Conv2dShape::new(n, c_in, h, w, c_out, kh, kw);
         (s.stride_h, s.stride_w) = (st, st);

@@ -8,10 +8,12 @@
 //! so that every tap of every tile is inside the buffer (no edge cases in the hot loop).
 //!
 //! On x86-64 with AVX-512 the tile is explicit `__m512` fused multiply-adds (24 accumulators,
-//! 4 weight vectors, 6 broadcasts per tap); elsewhere the same loops are portable Rust on
-//! fixed-size arrays (vectorised by LLVM, separate multiply and add). Either way a ReLU /
-//! ReLU6 / Clip clamp is applied to the accumulators before they are stored (the same
-//! `min(hi, max(lo, x))` as the separate activation pass, so the same bits).
+//! 4 weight vectors, 6 broadcasts per tap); with AVX2 and FMA (x86-64-v3) 12 `__m256`
+//! accumulators (2 blocks × 3 pixels, 3 broadcasts per tap) whose sums wait in a stack buffer
+//! between chunks of taps, in the same order, so the same bits as AVX-512; elsewhere the same
+//! loops are portable Rust on fixed-size arrays (vectorised by LLVM, separate multiply and
+//! add). Either way a ReLU / ReLU6 / Clip clamp is applied to the sums before they are stored
+//! (the same `min(hi, max(lo, x))` as the separate activation pass, so the same bits).
 
 use super::conv::{Conv2dShape, ConvDims};
 use super::depthwise::{clip, Clamp};
@@ -23,13 +25,26 @@ const TILE_BLOCKS: usize = 4;
 /// Output pixels (along a row) in the widest register tile.
 const PIXELS: usize = 6;
 
-/// Whether this CPU runs the explicit AVX-512 tile (x86-64-v4 active). The portable tile's
-/// accumulators (384 `f32`) do not fit 128-bit registers, so elsewhere [`choose_method`]
-/// (super::conv::choose_method) keeps to the GEMM methods.
+/// Whether this CPU runs the explicit AVX-512 tile (x86-64-v4 active); several other modules
+/// also take this as "AVX-512 kernels run".
 pub(crate) fn fast() -> bool {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
         crate::cpu::active() == crate::cpu::Level::X86V4
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        false
+    }
+}
+
+/// Whether this CPU runs an explicit SIMD tile (AVX-512 or AVX2 with FMA: x86-64-v3 or v4
+/// active). The portable tile's accumulators (384 `f32`) do not fit 128-bit registers, so
+/// elsewhere [`choose_method`](super::conv::choose_method) keeps to the other methods.
+pub(crate) fn tiled() -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        crate::cpu::active() >= crate::cpu::Level::X86V3
     }
     #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
     {
@@ -244,6 +259,15 @@ fn rows(
         #[allow(unsafe_code)]
         unsafe {
             avx512::rows(&t, tb, y)
+        };
+        return;
+    }
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if crate::cpu::active() == crate::cpu::Level::X86V3 {
+        // SAFETY: AVX2 and FMA are supported by this CPU and OS (`cpu::detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            avx2::rows(&t, tb, y)
         };
         return;
     }
@@ -546,6 +570,221 @@ mod avx512 {
                     _mm512_extractf32x8_ps::<1>(z)
                 };
                 _mm256_storeu_ps(dst, v);
+            }
+        }
+    }
+}
+
+/// The AVX2 tile (x86-64-v3 without AVX-512). Its 16 registers hold 12 accumulators of 8
+/// channels (2 blocks × 3 pixels), 3 broadcasts and one weight vector; a tile of 6 pixels × 1
+/// block, 6 broadcasts per 12 multiply-adds, ran at half the speed on Zen 3, where each
+/// broadcast from memory seems to cost about two multiply-adds. A tile that few pixels wide
+/// cannot keep its sums over every tap of a deep layer while the weights stream from L2 or L3
+/// (ResNet-18's 512-channel 3 × 3 layers have 9.4 MB of them), so the sums of a band of up to
+/// `BAND` output pixels × 64 channels wait in a 16 KiB stack buffer, and the taps are walked in
+/// chunks of at most `CHUNK` whose weights (16 KiB) stay in L1 for every tile of the band
+/// (MLAS's NCHWc loop order): each chunk reloads a tile's sums, adds its taps in `(ic, ky, kx)`
+/// order and stores them back. The sums start at the bias and take the AVX-512 tile's fused
+/// multiply-adds in its order, so the two give the same bits.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[allow(unsafe_code)]
+mod avx2 {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::*;
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::*;
+
+    use super::{clip, Tile, BLOCK, TILE_BLOCKS};
+    use crate::nn::depthwise_channels::avx2::transpose8;
+
+    /// Output pixels whose sums the band buffer holds.
+    const BAND: usize = 64;
+    /// Channels per band-buffer row: the widest weight tile's.
+    const ROW: usize = TILE_BLOCKS * BLOCK;
+    /// Taps per chunk (a run of `(ic, ky, kx)` taps in order): 64 taps of 64 channels are
+    /// 16 KiB of weights.
+    const CHUNK: usize = 64;
+
+    /// [`super::rows_portable`] with `__m256` fused multiply-adds over bands and chunks.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn rows(t: &Tile<'_>, tb: usize, y: &mut [f32]) {
+        let g = t.g;
+        let ohw = g.oh * g.ow;
+        let taps = g.kh * g.kw;
+        let mut band = [0.0f32; BAND * ROW];
+        // Input offsets of the band's pixels' windows and of the chunk's taps.
+        let mut px = [0usize; BAND];
+        let mut tap = [0usize; CHUNK];
+        let mut q0 = 0;
+        while q0 < ohw {
+            let n = BAND.min(ohw - q0);
+            for (i, o) in px.iter_mut().enumerate().take(n) {
+                let q = q0 + i;
+                *o = (q / g.ow) * g.sh * g.row + (q % g.ow) * g.sw;
+            }
+            // Chunks as even as possible (72 taps as 36 + 36, not 64 + 8: each chunk reloads
+            // and stores every tile's sums).
+            let chunk = g.k.div_ceil(g.k.div_ceil(CHUNK));
+            let mut t0 = 0;
+            while t0 < g.k {
+                let nt = chunk.min(g.k - t0);
+                for (j, o) in tap.iter_mut().enumerate().take(nt) {
+                    let (ic, r) = ((t0 + j) / taps, (t0 + j) % taps);
+                    *o = ic * g.plane + (r / g.kw) * g.dh * g.row + (r % g.kw) * g.dw;
+                }
+                // All `tb` blocks of the chunk while its weights are in L1: pairs of blocks
+                // (4 vectors × 3 pixels), then an odd last block (2 vectors × 6 pixels).
+                let mut s = 0;
+                while s < tb {
+                    let c = Chunk {
+                        tb,
+                        s,
+                        t0,
+                        taps: &tap[..nt],
+                        px: &px[..n],
+                    };
+                    let pair = tb - s >= 2;
+                    let mut i = 0;
+                    while i < n {
+                        i += match (pair, n - i) {
+                            (true, 3..) => tile::<2, 3>(t, &c, i, &mut band),
+                            (true, 2) => tile::<2, 2>(t, &c, i, &mut band),
+                            (true, _) => tile::<2, 1>(t, &c, i, &mut band),
+                            (_, 6..) => tile::<1, 6>(t, &c, i, &mut band),
+                            (_, 5) => tile::<1, 5>(t, &c, i, &mut band),
+                            (_, 4) => tile::<1, 4>(t, &c, i, &mut band),
+                            (_, 3) => tile::<1, 3>(t, &c, i, &mut band),
+                            (_, 2) => tile::<1, 2>(t, &c, i, &mut band),
+                            _ => tile::<1, 1>(t, &c, i, &mut band),
+                        };
+                    }
+                    s += if pair { 2 } else { 1 };
+                }
+                t0 += nt;
+            }
+            write_band(t, tb, q0, n, &band, y);
+            q0 += n;
+        }
+    }
+
+    /// Which sums a tile adds to: blocks `s .. s + NB` of the `tb` in the weights' layout,
+    /// taps `t0 ..` at input offsets `taps`, band pixels at input offsets `px`.
+    struct Chunk<'a> {
+        tb: usize,
+        s: usize,
+        t0: usize,
+        taps: &'a [usize],
+        px: &'a [usize],
+    }
+
+    /// Adds chunk `c`'s taps into the sums of band pixels `i .. i + P` (row-major over the
+    /// output plane, possibly across rows) for `NB` blocks; returns `P`.
+    #[inline(always)]
+    fn tile<const NB: usize, const P: usize>(
+        t: &Tile<'_>,
+        c: &Chunk<'_>,
+        i: usize,
+        band: &mut [f32; BAND * ROW],
+    ) -> usize {
+        let off: [usize; P] = core::array::from_fn(|p| c.px[i + p]);
+        let wstep = c.tb * BLOCK;
+        let w0 = c.t0 * wstep + c.s * BLOCK;
+        let nt = c.taps.len();
+        // Input offsets grow with the pixel (a row's last window ends before the next row's
+        // first one starts) and with the tap, so the last pixel's last tap is the highest
+        // read.
+        assert!(
+            nt > 0
+                && off[P - 1] + c.taps[nt - 1] < t.x.len()
+                && (c.t0 + nt - 1) * wstep + (c.s + NB) * BLOCK <= t.w.len()
+                && (i + P) * ROW <= band.len()
+                && c.s + NB <= c.tb
+        );
+        // SAFETY: the checks above bound every read of `x`, of `w` (the last tap's `NB`
+        // blocks) and every access to `band`; AVX2 and FMA are enabled by the caller's
+        // `target_feature`.
+        unsafe {
+            let bp = band.as_mut_ptr().add(i * ROW + c.s * BLOCK);
+            let mut acc: [[__m256; 4]; P] = [[_mm256_setzero_ps(); 4]; P];
+            for (p, a) in acc.iter_mut().enumerate() {
+                for (v, av) in a.iter_mut().enumerate().take(2 * NB) {
+                    *av = if c.t0 == 0 {
+                        _mm256_loadu_ps(t.bias[c.s + v / 2].as_ptr().add(v % 2 * 8))
+                    } else {
+                        _mm256_loadu_ps(bp.add(p * ROW + v * 8))
+                    };
+                }
+            }
+            let xp: [*const f32; P] = core::array::from_fn(|p| t.x.as_ptr().add(off[p]));
+            let mut wp = t.w.as_ptr().add(w0);
+            for &o in c.taps {
+                // The broadcasts first, then one weight vector at a time: 12 accumulators,
+                // `P` broadcasts and one weight fit 16 registers (all weights first spilled
+                // accumulators).
+                let xv: [__m256; P] = core::array::from_fn(|p| _mm256_broadcast_ss(&*xp[p].add(o)));
+                for v in 0..2 * NB {
+                    let wv = _mm256_loadu_ps(wp.add(v * 8));
+                    for (a, &xv) in acc.iter_mut().zip(&xv) {
+                        a[v] = _mm256_fmadd_ps(xv, wv, a[v]);
+                    }
+                }
+                wp = wp.add(wstep);
+            }
+            for (p, a) in acc.iter().enumerate() {
+                for (v, &av) in a.iter().enumerate().take(2 * NB) {
+                    _mm256_storeu_ps(bp.add(p * ROW + v * 8), av);
+                }
+            }
+        }
+        P
+    }
+
+    /// Writes the band's sums (`n` pixels from `q0`, the `tb` blocks), clamped, into
+    /// the NCHW planes of `y`: 8 × 8 transpositions where 8 pixels and 8 channels are whole,
+    /// value by value elsewhere; channels past the group's are skipped.
+    #[target_feature(enable = "avx2,fma")]
+    fn write_band(
+        t: &Tile<'_>,
+        tb: usize,
+        q0: usize,
+        n: usize,
+        band: &[f32; BAND * ROW],
+        y: &mut [f32],
+    ) {
+        let g = t.g;
+        let ohw = g.oh * g.ow;
+        let (lo, hi) = (_mm256_set1_ps(g.clamp.0), _mm256_set1_ps(g.clamp.1));
+        for v in 0..2 * tb {
+            let cv = t.c0 + v * 8;
+            let lanes = 8.min(g.ocg.saturating_sub(cv));
+            if lanes == 0 {
+                break;
+            }
+            let mut i = 0;
+            if lanes == 8 {
+                assert!((cv + 8) * ohw <= y.len() && q0 + n <= ohw && n <= BAND);
+                while i + 8 <= n {
+                    // SAFETY: rows `i .. i + 8` of the band lie inside it (`n ≤ BAND`), and
+                    // pixels `q0 + i .. + 8` of the 8 channels' planes inside `y` (checked);
+                    // AVX2 is enabled by the caller.
+                    unsafe {
+                        let r: [__m256; 8] = core::array::from_fn(|j| {
+                            _mm256_loadu_ps(band.as_ptr().add((i + j) * ROW + v * 8))
+                        });
+                        for (j, z) in transpose8(r).into_iter().enumerate() {
+                            // max(lo, x), min(hi, x) return `x` for NaN and keep −0.0: `clip`.
+                            let z = _mm256_min_ps(hi, _mm256_max_ps(lo, z));
+                            _mm256_storeu_ps(y.as_mut_ptr().add((cv + j) * ohw + q0 + i), z);
+                        }
+                    }
+                    i += 8;
+                }
+            }
+            for l in 0..lanes {
+                let out = &mut y[(cv + l) * ohw + q0..][..n];
+                for (k, o) in out.iter_mut().enumerate().skip(i) {
+                    *o = clip(band[k * ROW + v * 8 + l], g.clamp);
+                }
             }
         }
     }

@@ -463,9 +463,11 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// faster than the blocked method on MobileNetV2's and SqueezeNet's twelve 1×1 layers; blocked
 /// on prepared weights won one, 0.045 vs 0.053 ms), with at least
 /// [`BLOCKED_MIN_COUT_PER_GROUP`] output channels per group try [`ConvMethod::Blocked`] first
-/// where the CPU runs its AVX-512 tile (elsewhere its portable tile spills and the GEMM
-/// methods are kept): 15–32 % faster than im2col on the two measured layers, at a quarter of
-/// its workspace or less. Otherwise, and when neither fits, the methods are
+/// where the CPU runs its AVX-512 or AVX2 tile (elsewhere its portable tile spills and the
+/// GEMM methods are kept): with AVX-512 15–32 % faster than im2col on the two measured layers,
+/// at a quarter of its workspace or less; with AVX2 (Zen 3) 1.16–1.36× faster than im2col on
+/// ResNet-18's 512 × 7² and stride-2 layers, AlexNet's 11 × 11 / 4 and 5 × 5 layers and
+/// SqueezeNet's 3 × 3 layers of 16–48 channels (BENCHMARKS.md, fourteenth session). Otherwise, and when neither fits, the methods are
 /// tried in their measured order of speed on the FastPoorNet layers (single-threaded,
 /// BENCHMARKS.md): im2col (fastest on 5 of 7), MFCA with [`mfca_best_m`] (3–41 % slower than
 /// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
@@ -519,7 +521,9 @@ pub(crate) fn choose_method_for(
         // Weights re-laid out on every call: stride-2 layers run faster through im2col's
         // phase images (`phases`), which read them in place.
         && (prepared || !phases::fast(shape, &d))
-        && blocked::fast();
+        // AVX2: 1 × 1 layers (stride 2 here) gain nothing over im2col's cheap lowering
+        // (0.95–1.14× with prepared weights, 0.76× on ResNet-18's 784-pixel one without).
+        && (blocked::fast() || (blocked::tiled() && shape.kh * shape.kw > 1));
     let first = if winograd {
         Some(ConvMethod::Winograd)
     } else {
