@@ -1264,31 +1264,40 @@ MV_KERNEL_LEAN mv_filter2d_f32_stream(MV_GLOBAL const float* src, int src_stride
     }
 }
 
-MV_KERNEL_LEAN mv_sep_filter_f32_stream(MV_GLOBAL const float* src, int src_stride,
-                                   MV_GLOBAL float* dst, int dst_stride, int width, int height,
-                                   MV_LINE_ARG(f32, kx), int kx_len, MV_LINE_ARG(f32, ky),
-                                   int ky_len, float scale, int border_mode, float border_value)
+/* One separable f32 streaming kernel per tap count (the host picks it by kx_len): each compiles
+ * only its own path, and the 5-tap one alone ran box 5 f32 at 3840 x 2160 1.03x (CUDA) and 1.06x
+ * (NVIDIA OpenCL) the single kernel that held all three paths, at the same 64 registers
+ * (BENCHMARKS.md, fourteenth session). Anything but kx_len == ky_len == K writes nothing. */
+#define MV_SEP_F32_STREAM_PARAMS                                                               \
+    MV_GLOBAL const float *src, int src_stride, MV_GLOBAL float *dst, int dst_stride, int width, \
+        int height, MV_LINE_ARG(f32, kx), int kx_len, MV_LINE_ARG(f32, ky), int ky_len,          \
+        float scale, int border_mode, float border_value
+#define MV_SEP_F32_STREAM_BODY(K)                                                              \
+    MV_TAPS_OPEN(f32, kx)                                                                      \
+    MV_TAPS_OPEN(f32, ky)                                                                      \
+    int x = MV_GID_X * MV_SPX;                                                                 \
+    int y0 = MV_GID_Y * MV_STREAM_ROWS;                                                        \
+    if (x >= width || y0 >= height || kx_len != K || ky_len != K) {                            \
+        return;                                                                                \
+    }                                                                                          \
+    int cols[MV_SWIN];                                                                         \
+    int fast = mv_scols(src, src_stride, width, x, K / 2, border_mode, 16, cols);              \
+    mv_ssep_f32_k##K(kx, ky, scale, src, src_stride, dst, dst_stride, width, height, x, y0,   \
+                     fast, cols, border_mode, border_value);
+
+MV_KERNEL_LEAN mv_sep_filter_f32_stream_k3(MV_SEP_F32_STREAM_PARAMS)
 {
-    MV_TAPS_OPEN(f32, kx)
-    MV_TAPS_OPEN(f32, ky)
-    int x = MV_GID_X * MV_SPX;
-    int y0 = MV_GID_Y * MV_STREAM_ROWS;
-    if (x >= width || y0 >= height || kx_len != ky_len) {
-        return;
-    }
-    int cols[MV_SWIN];
-    int fast = mv_scols(src, src_stride, width, x, kx_len / 2, border_mode, 16, cols);
-#define MV_SCALL(K)                                                                             \
-    mv_ssep_f32_k##K(kx, ky, scale, src, src_stride, dst, dst_stride, width, height, x, y0, \
-                     fast, cols, border_mode, border_value)
-    if (kx_len == 3) {
-        MV_SCALL(3);
-    } else if (kx_len == 5) {
-        MV_SCALL(5);
-    } else if (kx_len == 7) {
-        MV_SCALL(7);
-    }
-#undef MV_SCALL
+    MV_SEP_F32_STREAM_BODY(3)
+}
+
+MV_KERNEL_LEAN mv_sep_filter_f32_stream_k5(MV_SEP_F32_STREAM_PARAMS)
+{
+    MV_SEP_F32_STREAM_BODY(5)
+}
+
+MV_KERNEL_LEAN mv_sep_filter_f32_stream_k7(MV_SEP_F32_STREAM_PARAMS)
+{
+    MV_SEP_F32_STREAM_BODY(7)
 }
 
 /* ---- Separable f32 filters from a column tile (mv_sep_filter_f32_cols) ------------------ *
@@ -1405,7 +1414,7 @@ MV_DEFINE_CSEP(7)
 #undef PIX
 #undef ACC
 
-/* The arguments of mv_sep_filter_f32_stream; square kx_len == ky_len of 3, 5 or 7 (anything
+/* The arguments of mv_sep_filter_f32_stream_k<K>; square kx_len == ky_len of 3, 5 or 7 (anything
  * else writes nothing); one work-item per MV_SPX x MV_COLS_ROWS outputs, in work-groups of
  * exactly MV_TILE_W x MV_TILE_H. */
 MV_KERNEL_TILED mv_sep_filter_f32_cols(MV_GLOBAL const float* src, int src_stride,

@@ -762,8 +762,13 @@ pub mod names {
     /// [`SEP_FILTER_U8_STREAM`] with packed 16 × 8-bit products (`dp2a`) for horizontal taps
     /// that fit 16 bits.
     pub const SEP_FILTER_U8_STREAM_DP: &str = "mv_sep_filter_u8_stream_dp";
-    /// Separable float filter, square 3, 5 or 7 taps, streaming (register windows).
-    pub const SEP_FILTER_F32_STREAM: &str = "mv_sep_filter_f32_stream";
+    /// Separable float filter, square 3 taps, streaming (register windows); one kernel per tap
+    /// count, so that each compiles only its own path ([`sep_filter_f32_stream`]).
+    pub const SEP_FILTER_F32_STREAM_K3: &str = "mv_sep_filter_f32_stream_k3";
+    /// [`SEP_FILTER_F32_STREAM_K3`] for square 5 taps.
+    pub const SEP_FILTER_F32_STREAM_K5: &str = "mv_sep_filter_f32_stream_k5";
+    /// [`SEP_FILTER_F32_STREAM_K3`] for square 7 taps.
+    pub const SEP_FILTER_F32_STREAM_K7: &str = "mv_sep_filter_f32_stream_k7";
     /// Separable float filter, square 3, 5 or 7 taps, the streaming kernel's work-items fed
     /// from a column tile in local memory.
     pub const SEP_FILTER_F32_COLS: &str = "mv_sep_filter_f32_cols";
@@ -812,6 +817,17 @@ pub mod names {
     pub const RESIZE_BILINEAR_U8: &str = "mv_resize_bilinear_u8";
     /// Bilinear resize of an `f32` image.
     pub const RESIZE_BILINEAR_F32: &str = "mv_resize_bilinear_f32";
+
+    /// The streaming separable float kernel of `k` square taps: [`SEP_FILTER_F32_STREAM_K3`],
+    /// `_K5` or `_K7`, and `None` for other sizes (which never stream).
+    pub const fn sep_filter_f32_stream(k: usize) -> Option<&'static str> {
+        match k {
+            3 => Some(SEP_FILTER_F32_STREAM_K3),
+            5 => Some(SEP_FILTER_F32_STREAM_K5),
+            7 => Some(SEP_FILTER_F32_STREAM_K7),
+            _ => None,
+        }
+    }
 }
 
 /// Which compiler a source is assembled for.
@@ -910,7 +926,9 @@ impl KernelSet {
                 SEP_FILTER_F32_TILED,
                 FILTER2D_U8_STREAM,
                 SEP_FILTER_U8_STREAM,
-                SEP_FILTER_F32_STREAM,
+                SEP_FILTER_F32_STREAM_K3,
+                SEP_FILTER_F32_STREAM_K5,
+                SEP_FILTER_F32_STREAM_K7,
                 SEP_FILTER_F32_COLS,
                 FILTER2D_F32_STREAM,
                 FILTER2D_U8_STREAM_DP,

@@ -53,8 +53,10 @@ struct Dense<'a, B> {
 
 /// The parts of a separable filter that differ between `u8` and `f32`.
 struct Separable<'a, B> {
-    /// `[tiled, streaming]` kernel names.
-    names: [&'static str; 2],
+    /// The tiled kernel.
+    tiled: &'static str,
+    /// The streaming kernel for these taps, if there is one.
+    stream: Option<&'static str>,
     /// The streaming kernel with packed products and the horizontal taps it checks (`u8`).
     packed: Option<(&'static str, &'a [i32])>,
     /// The column-tile kernel (`f32`).
@@ -319,7 +321,8 @@ impl Planner {
             }
         }
         let sep = Separable {
-            names: [names::SEP_FILTER_U8_TILED, names::SEP_FILTER_U8_STREAM],
+            tiled: names::SEP_FILTER_U8_TILED,
+            stream: Some(names::SEP_FILTER_U8_STREAM),
             packed: Some((names::SEP_FILTER_U8_STREAM_DP, kx)),
             cols: None,
             kx: (table_i32(kx, LINE_SLOTS), kx.len()),
@@ -346,7 +349,8 @@ impl Planner {
         border: Border<f32>,
     ) -> Launch<B> {
         let sep = Separable {
-            names: [names::SEP_FILTER_F32_TILED, names::SEP_FILTER_F32_STREAM],
+            tiled: names::SEP_FILTER_F32_TILED,
+            stream: names::sep_filter_f32_stream(kx.len()),
             packed: None,
             cols: Some(names::SEP_FILTER_F32_COLS),
             kx: (table_f32(kx, LINE_SLOTS), kx.len()),
@@ -361,7 +365,9 @@ impl Planner {
     fn separable<B: Copy>(&self, src: Img<B>, dst: Img<B>, sep: Separable<'_, B>) -> Launch<B> {
         let tuning = FilterTuning::get();
         let (w, h) = src.size();
-        let stream = sep.kx.1 == sep.ky.1 && tuning.streams_separable(sep.kx.1, w, h);
+        let stream = sep
+            .stream
+            .filter(|_| sep.kx.1 == sep.ky.1 && tuning.streams_separable(sep.kx.1, w, h));
         let mut args = Vec::with_capacity(15);
         args.extend(src.data());
         args.extend(dst.data());
@@ -380,14 +386,15 @@ impl Planner {
             return self.launch_2d(KernelSet::Filter, tile, name, args, range);
         }
         // `px` outputs per work-item along x (streaming: STREAM_PX in `stream_rows` rows).
-        let range = if stream {
+        let range = if stream.is_some() {
             (w.div_ceil(STREAM_PX), h.div_ceil(tuning.stream_rows))
         } else {
             (w.div_ceil(sep.px), h)
         };
-        let name = match sep.packed {
-            Some((packed, kx)) if stream && tuning.packs(kx, self.limits().dp2a) => packed,
-            _ => sep.names[usize::from(stream)],
+        let name = match (stream, sep.packed) {
+            (Some(_), Some((packed, kx))) if tuning.packs(kx, self.limits().dp2a) => packed,
+            (Some(stream), _) => stream,
+            (None, _) => sep.tiled,
         };
         self.launch_2d(KernelSet::Filter, tile, name, args, range)
     }

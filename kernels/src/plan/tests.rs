@@ -194,6 +194,27 @@ fn separable_filters_finish_by_shift_or_box_mean() {
         .unwrap();
     assert_eq!(l.kernel, names::SEP_FILTER_U8_STREAM);
     assert_eq!(l.global, [960, 540], "one work-item per 4 × 4 outputs");
+    // f32: one streaming kernel per tap count (7 taps take the column tile under auto).
+    for (k, name) in [
+        (3, names::SEP_FILTER_F32_STREAM_K3),
+        (5, names::SEP_FILTER_F32_STREAM_K5),
+    ] {
+        let l = p
+            .box_blur_f32(
+                img(1, big_w, big_h),
+                img(2, big_w, big_h),
+                k,
+                Border::Replicate,
+            )
+            .unwrap();
+        assert_eq!(l.kernel, name, "{k} taps");
+        assert_eq!(l.global, [960, 540], "one work-item per 4 × 4 outputs");
+    }
+    assert_eq!(
+        names::sep_filter_f32_stream(7),
+        Some(names::SEP_FILTER_F32_STREAM_K7)
+    );
+    assert_eq!(names::sep_filter_f32_stream(9), None);
     let l = p
         .box_blur_f32(
             img(1, big_w, big_h),
