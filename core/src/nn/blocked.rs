@@ -618,9 +618,14 @@ mod avx2 {
         let mut q0 = 0;
         while q0 < ohw {
             let n = BAND.min(ohw - q0);
-            for (i, o) in px.iter_mut().enumerate().take(n) {
-                let q = q0 + i;
-                *o = (q / g.ow) * g.sh * g.row + (q % g.ow) * g.sw;
+            // Offsets by counting rows and columns rather than dividing (here and for the taps).
+            let (mut oy, mut ox) = (q0 / g.ow, q0 % g.ow);
+            for o in px.iter_mut().take(n) {
+                *o = oy * g.sh * g.row + ox * g.sw;
+                ox += 1;
+                if ox == g.ow {
+                    (oy, ox) = (oy + 1, 0);
+                }
             }
             // Chunks as even as possible (72 taps as 36 + 36, not 64 + 8: each chunk reloads
             // and stores every tile's sums).
@@ -628,9 +633,17 @@ mod avx2 {
             let mut t0 = 0;
             while t0 < g.k {
                 let nt = chunk.min(g.k - t0);
-                for (j, o) in tap.iter_mut().enumerate().take(nt) {
-                    let (ic, r) = ((t0 + j) / taps, (t0 + j) % taps);
-                    *o = ic * g.plane + (r / g.kw) * g.dh * g.row + (r % g.kw) * g.dw;
+                let (ic, r) = (t0 / taps, t0 % taps);
+                let (mut ic, mut ky, mut kx) = (ic, r / g.kw, r % g.kw);
+                for o in tap.iter_mut().take(nt) {
+                    *o = ic * g.plane + ky * g.dh * g.row + kx * g.dw;
+                    kx += 1;
+                    if kx == g.kw {
+                        (ky, kx) = (ky + 1, 0);
+                        if ky == g.kh {
+                            (ic, ky) = (ic + 1, 0);
+                        }
+                    }
                 }
                 // All `tb` blocks of the chunk while its weights are in L1: pairs of blocks
                 // (4 vectors × 3 pixels), then an odd last block (2 vectors × 6 pixels).
