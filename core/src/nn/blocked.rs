@@ -645,6 +645,15 @@ mod avx2 {
                         }
                     }
                 }
+                // The next chunk's weights (the first's after the last, for the next band)
+                // are prefetched into L1 a few lines before each tile: in a network they come
+                // from DRAM or L3, and a chunk's tiles take long enough to hide that.
+                let next = (t0 + nt) % g.k;
+                let lines = chunk.min(g.k - next) * tb;
+                let tiles = tb / 2 * n.div_ceil(3) + tb % 2 * n.div_ceil(6);
+                let per = lines.div_ceil(tiles);
+                let mut line = 0;
+                let wnext = t.w.as_ptr().wrapping_add(next * tb * BLOCK);
                 // All `tb` blocks of the chunk while its weights are in L1: pairs of blocks
                 // (4 vectors × 3 pixels), then an odd last block (2 vectors × 6 pixels).
                 let mut s = 0;
@@ -659,6 +668,14 @@ mod avx2 {
                     let pair = tb - s >= 2;
                     let mut i = 0;
                     while i < n {
+                        for _ in 0..per.min(lines - line) {
+                            // A prefetch reads nothing and never faults; the line lies inside
+                            // `w` (the next chunk's `lines` lines of `tb` blocks).
+                            _mm_prefetch::<_MM_HINT_T0>(
+                                wnext.wrapping_add(line * BLOCK).cast::<i8>(),
+                            );
+                            line += 1;
+                        }
                         i += match (pair, n - i) {
                             (true, 3..) => tile::<2, 3>(t, &c, i, &mut band),
                             (true, 2) => tile::<2, 2>(t, &c, i, &mut band),
