@@ -544,6 +544,7 @@ fn blocked_shapes() -> Vec<Conv2dShape> {
         (1, 4, 6, 7, 20, 2, 2, 1, [0, 1, 1, 0], 1),
         (1, 37, 12, 11, 40, 3, 3, 1, [1; 4], 1),
         (1, 24, 10, 10, 20, 1, 1, 2, [0; 4], 1),
+        (1, 40, 7, 7, 48, 1, 1, 1, [0; 4], 1),
     ] {
         let mut s = Conv2dShape::new(n, c_in, h, w, c_out, kh, kw);
         (s.stride_h, s.stride_w) = (st, st);

@@ -655,6 +655,32 @@ fn winograd_prepared_weights() {
     }
 }
 
+/// A 1×1 convolution on a 7 × 7 map (40 → 48 channels, ReLU6): with AVX2 (x86-64-v3 active)
+/// blocked where its weights are prepared (one band of the AVX2 tile's sums), im2col where they
+/// are not; the same bits as the layer either way. Without AVX2, never blocked.
+#[test]
+fn small_pointwise_blocked_where_prepared() {
+    use mvision_core::cpu::{active, Level};
+    let mut rng = Rng::new(23);
+    let mut net = Net::default();
+    let x = net.input(1, 40, 7, 7);
+    let t = net.conv(&mut rng, x, 48, 1, 0, Activation::Relu6);
+    net.outputs.push(t);
+    let g = net.graph();
+    for prepared_budget in [0, 1 << 20] {
+        let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
+        let plan = make_plan_prepared(&g, 16 << 20, prepared_budget, &mut slots).unwrap();
+        let method = plan.method(t).unwrap();
+        if active() == Level::X86V3 && prepared_budget > 0 {
+            assert_eq!(method, ConvMethod::Blocked);
+            assert!(plan.is_prepared(t));
+        } else if active() < Level::X86V3 || prepared_budget == 0 {
+            assert_ne!(method, ConvMethod::Blocked);
+        }
+        check_prepared(&net, 16 << 20, prepared_budget, 29);
+    }
+}
+
 /// Two 5×5 convolutions with 40 output channels (blocked where the CPU runs its AVX-512 or AVX2
 /// tile and the weights are prepared, with a partial 16-channel block) and PReLU / ReLU: with
 /// room for both layers' re-laid-out weights, for the first only, and for none, the same bits

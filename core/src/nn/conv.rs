@@ -467,7 +467,9 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// GEMM methods are kept): with AVX-512 15–32 % faster than im2col on the two measured layers,
 /// at a quarter of its workspace or less; with AVX2 (Zen 3) 1.16–1.36× faster than im2col on
 /// ResNet-18's 512 × 7² and stride-2 layers, AlexNet's 11 × 11 / 4 and 5 × 5 layers and
-/// SqueezeNet's 3 × 3 layers of 16–48 channels (BENCHMARKS.md, fourteenth session). Otherwise, and when neither fits, the methods are
+/// SqueezeNet's 3 × 3 layers of 16–48 channels (BENCHMARKS.md, fourteenth session); with AVX2
+/// it takes no 1 × 1 layer but those with prepared weights on maps of at most
+/// [`BLOCKED_AVX2_MAX_1X1_PIXELS`] pixels. Otherwise, and when neither fits, the methods are
 /// tried in their measured order of speed on the FastPoorNet layers (single-threaded,
 /// BENCHMARKS.md): im2col (fastest on 5 of 7), MFCA with [`mfca_best_m`] (3–41 % slower than
 /// im2col on 5 of 7, faster on 2, at about half its workspace), MEC (33–79 % slower than im2col
@@ -490,6 +492,13 @@ pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMet
 /// stride-2 layers have 784, 196 and 49 output pixels) ran 22.9 → 24.5 ms without this limit,
 /// and 17.3 ms with every blocked layer's weights prepared (BENCHMARKS.md, fifth session).
 pub const BLOCKED_MIN_OUT_PIXELS: usize = 256;
+
+/// Largest output map (pixels per channel) on which a 1 × 1 layer with prepared weights takes
+/// [`ConvMethod::Blocked`] where the CPU runs its AVX2 tile (x86-64-v3): one band of its sums.
+/// `nn_bench`, AMD Zen 3, min of 3 rounds against im2col's GEMM: MobileNetV2's 320 × 7² → 1280
+/// 1.36× and 960 × 7² → 160 1.13×, ResNet-18's 256 × 14² → 512 × 7² / 2 1.16×; on 14² and
+/// larger maps 0.67–1.05× (BENCHMARKS.md, fourteenth session).
+pub const BLOCKED_AVX2_MAX_1X1_PIXELS: usize = 64;
 
 /// [`choose_method`], for a layer whose weights are `prepared` (re-laid out once) or not.
 pub(crate) fn choose_method_for(
@@ -514,16 +523,22 @@ pub(crate) fn choose_method_for(
     let winograd = wide
         && winograd::applies(shape)
         && (blocked::fast() || d.out_h.saturating_mul(d.out_w) >= WINOGRAD_MIN_OUT_PIXELS);
+    let ohw = d.out_h.saturating_mul(d.out_w);
+    let tile = if blocked::fast() {
+        !shape.is_pointwise()
+    } else {
+        // AVX2: 1 × 1 layers only on maps of one band with prepared weights (elsewhere
+        // im2col's GEMM, which needs no lowering there, was as fast or faster).
+        blocked::tiled()
+            && (shape.kh * shape.kw > 1 || (prepared && ohw <= BLOCKED_AVX2_MAX_1X1_PIXELS))
+    };
     let blocked = !winograd
-        && !shape.is_pointwise()
+        && tile
         && shape.ocg() >= BLOCKED_MIN_COUT_PER_GROUP
-        && (prepared || d.out_h.saturating_mul(d.out_w) >= BLOCKED_MIN_OUT_PIXELS)
+        && (prepared || ohw >= BLOCKED_MIN_OUT_PIXELS)
         // Weights re-laid out on every call: stride-2 layers run faster through im2col's
         // phase images (`phases`), which read them in place.
-        && (prepared || !phases::fast(shape, &d))
-        // AVX2: 1 × 1 layers (stride 2 here) gain nothing over im2col's cheap lowering
-        // (0.95–1.14× with prepared weights, 0.76× on ResNet-18's 784-pixel one without).
-        && (blocked::fast() || (blocked::tiled() && shape.kh * shape.kw > 1));
+        && (prepared || !phases::fast(shape, &d));
     let first = if winograd {
         Some(ConvMethod::Winograd)
     } else {
