@@ -465,9 +465,10 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// [`BLOCKED_MIN_COUT_PER_GROUP`] output channels per group try [`ConvMethod::Blocked`] first
 /// where the CPU runs its AVX-512 or AVX2 tile (elsewhere its portable tile spills and the
 /// GEMM methods are kept): with AVX-512 15–32 % faster than im2col on the two measured layers,
-/// at a quarter of its workspace or less; with AVX2 (Zen 3) 1.16–1.36× faster than im2col on
-/// ResNet-18's 512 × 7² and stride-2 layers, AlexNet's 11 × 11 / 4 and 5 × 5 layers and
-/// SqueezeNet's 3 × 3 layers of 16–48 channels (BENCHMARKS.md, fourteenth session); with AVX2
+/// at a quarter of its workspace or less; with AVX2 (Zen 3, prepared weights) 1.15–1.36×
+/// faster than im2col on ResNet-18's 512 × 7² and stride-2 layers and AlexNet's 11 × 11 / 4 and
+/// 5 × 5 layers, 1.25–1.52× faster than phase images on SqueezeNet's 3 × 3 layers of 16–48
+/// channels (BENCHMARKS.md, fourteenth session); with AVX2
 /// it takes no 1 × 1 layer but those with prepared weights on maps of at most
 /// [`BLOCKED_AVX2_MAX_1X1_PIXELS`] pixels. Otherwise, and when neither fits, the methods are
 /// tried in their measured order of speed on the FastPoorNet layers (single-threaded,
