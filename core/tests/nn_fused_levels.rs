@@ -401,45 +401,13 @@ fn stride1_shapes() -> Vec<Conv2dShape> {
 /// bits at x86-64-v3 (AVX2, 8 lanes) as at x86-64-v4 (AVX-512, 16 lanes), with each fused
 /// activation: both first-layer kernels add the same products in the same order.
 fn first_layers_v3_equal_v4() {
-    if cpu::detected() < Level::X86V4 {
-        eprintln!("first_layers_v3_equal_v4: skipped, this CPU lacks x86-64-v4");
-        return;
-    }
-    let mut rng = Rng::new(0x3434);
-    let mut rnd = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.f32_in(-2.0, 2.0)).collect() };
-    let acts = [Activation::None, Activation::Relu, Activation::Relu6];
-    for (i, s) in first_layer_shapes().iter().enumerate() {
-        let d = s.dims().unwrap();
-        let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
-        let bias = (i % 2 == 1).then_some(bias.as_slice());
-        let act = acts[i % acts.len()];
-        let run = |level| {
-            cpu::set_cap(level);
-            let mut y = vec![f32::NAN; d.output_len];
-            conv2d_fused(
-                ConvMethod::Direct,
-                s,
-                &x,
-                &w,
-                bias,
-                act,
-                None,
-                &mut y,
-                &mut [],
-            )
-            .unwrap();
-            y
-        };
-        let (a, b) = (run(Level::X86V3), run(Level::X86V4));
-        for (j, (p, q)) in a.iter().zip(&b).enumerate() {
-            assert_eq!(
-                p.to_bits(),
-                q.to_bits(),
-                "{s:?} {act:?}: out[{j}] {p} != {q}"
-            );
-        }
-    }
-    cpu::set_cap(Level::X86V4);
+    v3_equals_v4(
+        "first_layers_v3_equal_v4",
+        ConvMethod::Direct,
+        &first_layer_shapes(),
+        0x3434,
+        1,
+    );
 }
 
 /// The blocked method's AVX2 tile (sums kept in a band buffer between chunks of taps) adds
@@ -447,34 +415,42 @@ fn first_layers_v3_equal_v4() {
 /// shape of [`blocked_shapes`] (bands of 64 pixels and chunks of 64 taps split, odd blocks,
 /// partial blocks, groups, dilation, batch 2) with each activation. Skipped without AVX-512.
 fn blocked_v3_equals_v4() {
+    v3_equals_v4(
+        "blocked_v3_equals_v4",
+        ConvMethod::Blocked,
+        &blocked_shapes(),
+        0xb1b2,
+        0,
+    );
+}
+
+/// `method` gives the same bits at x86-64-v3 as at x86-64-v4 on `shapes` (random data from
+/// `seed`, a bias on the shapes whose index has parity `bias_parity`, the activations in
+/// turn); skipped, saying so as `name`, where the CPU lacks x86-64-v4.
+fn v3_equals_v4(
+    name: &str,
+    method: ConvMethod,
+    shapes: &[Conv2dShape],
+    seed: u64,
+    bias_parity: usize,
+) {
     if cpu::detected() < Level::X86V4 {
-        eprintln!("blocked_v3_equals_v4: skipped, this CPU lacks x86-64-v4");
+        eprintln!("{name}: skipped, this CPU lacks x86-64-v4");
         return;
     }
-    let mut rng = Rng::new(0xb1b2);
+    let mut rng = Rng::new(seed);
     let mut rnd = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.f32_in(-2.0, 2.0)).collect() };
     let acts = [Activation::None, Activation::Relu, Activation::Relu6];
-    for (i, s) in blocked_shapes().iter().enumerate() {
+    for (i, s) in shapes.iter().enumerate() {
         let d = s.dims().unwrap();
         let (x, w, bias) = (rnd(d.input_len), rnd(d.weight_len), rnd(s.c_out));
-        let bias = (i % 2 == 0).then_some(bias.as_slice());
+        let bias = (i % 2 == bias_parity).then_some(bias.as_slice());
         let act = acts[i % acts.len()];
         let run = |level| {
             cpu::set_cap(level);
-            let mut ws = vec![f32::NAN; workspace_len(ConvMethod::Blocked, s).unwrap()];
+            let mut ws = vec![f32::NAN; workspace_len(method, s).unwrap()];
             let mut y = vec![f32::NAN; d.output_len];
-            conv2d_fused(
-                ConvMethod::Blocked,
-                s,
-                &x,
-                &w,
-                bias,
-                act,
-                None,
-                &mut y,
-                &mut ws,
-            )
-            .unwrap();
+            conv2d_fused(method, s, &x, &w, bias, act, None, &mut y, &mut ws).unwrap();
             y
         };
         let (a, b) = (run(Level::X86V3), run(Level::X86V4));
@@ -482,7 +458,7 @@ fn blocked_v3_equals_v4() {
             assert_eq!(
                 p.to_bits(),
                 q.to_bits(),
-                "{s:?} {act:?}: out[{j}] {p} != {q}"
+                "{name} {s:?} {act:?}: out[{j}] {p} != {q}"
             );
         }
     }
