@@ -687,7 +687,7 @@ fn small_pointwise_blocked_where_prepared() {
 /// as the layers.
 #[test]
 fn blocked_prepared_weights() {
-    let fast = mvision_core::cpu::active() >= mvision_core::cpu::Level::X86V3;
+    let tiled = mvision_core::cpu::active() >= mvision_core::cpu::Level::X86V3;
     for batch in [1, 2] {
         let mut rng = Rng::new(17);
         let mut net = Net::default();
@@ -699,13 +699,13 @@ fn blocked_prepared_weights() {
         // 48 channels (3 blocks) × taps.
         let (l1, l2) = (48 * 5 * 25, 48 * 40 * 25);
         for (prepared_budget, layers) in [(0, 0), (4 * l1, 1), (4 * (l1 + l2), 2)] {
-            let layers = if fast { layers } else { 0 };
+            let layers = if tiled { layers } else { 0 };
             let mut slots = vec![PlanSlot::EMPTY; plan_len(&g)];
             let plan = make_plan_prepared(&g, 16 << 20, prepared_budget, &mut slots).unwrap();
             // Blocked where its weights are prepared; on these 9 × 8 maps (below
             // BLOCKED_MIN_OUT_PIXELS) im2col where they are not.
             let want = |prepared| {
-                if fast && prepared {
+                if tiled && prepared {
                     ConvMethod::Blocked
                 } else {
                     ConvMethod::Im2col

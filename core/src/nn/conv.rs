@@ -521,10 +521,9 @@ pub(crate) fn choose_method_for(
         WINOGRAD_MIN_CHANNELS_PER_GROUP
     };
     let wide = shape.cg().min(shape.ocg()) >= min_channels;
-    let winograd = wide
-        && winograd::applies(shape)
-        && (blocked::fast() || d.out_h.saturating_mul(d.out_w) >= WINOGRAD_MIN_OUT_PIXELS);
     let ohw = d.out_h.saturating_mul(d.out_w);
+    let winograd =
+        wide && winograd::applies(shape) && (blocked::fast() || ohw >= WINOGRAD_MIN_OUT_PIXELS);
     let tile = if blocked::fast() {
         !shape.is_pointwise()
     } else {
