@@ -13,6 +13,7 @@ use mvision_core::nn::gemm::{
     gemm_pack_len, sgemm, sgemm_naive, sgemm_portable, sgemm_tiled32, tiled32_work_len, Order,
     Transpose,
 };
+use mvision_core::nn::plan::CACHE_ALIGN_SLACK;
 use mvision_core::rng::SplitMix64;
 use mvision_core::Result;
 
@@ -82,6 +83,42 @@ pub struct GemmCase {
     b: Vec<f32>,
     c: Vec<f32>,
     work: Vec<f32>,
+}
+
+/// `len` elements of a buffer from a cache-line boundary, as `mv_net` and the CLI give a
+/// network's arena, scratch and pre-transformed weights (`cache_aligned`).
+struct Lines {
+    buf: Vec<f32>,
+    at: usize,
+    len: usize,
+}
+
+impl Lines {
+    /// `values` copied to a cache-line boundary.
+    fn from(values: &[f32]) -> Self {
+        let buf = vec![0.0; values.len() + CACHE_ALIGN_SLACK];
+        let at = buf.as_ptr().align_offset(64);
+        let mut lines = Self {
+            buf,
+            at,
+            len: values.len(),
+        };
+        lines.get_mut().copy_from_slice(values);
+        lines
+    }
+
+    /// `len` zeros.
+    fn zeros(len: usize) -> Self {
+        Self::from(&vec![0.0; len])
+    }
+
+    fn get(&self) -> &[f32] {
+        &self.buf[self.at..][..self.len]
+    }
+
+    fn get_mut(&mut self) -> &mut [f32] {
+        &mut self.buf[self.at..][..self.len]
+    }
 }
 
 fn random(rng: &mut SplitMix64, len: usize) -> Vec<f32> {
@@ -400,13 +437,13 @@ pub struct ConvCase {
     pub method: ConvMethod,
     /// The geometry.
     pub shape: Conv2dShape,
-    x: Vec<f32>,
+    x: Lines,
     w: Vec<f32>,
-    y: Vec<f32>,
-    ws: Vec<f32>,
+    y: Lines,
+    ws: Lines,
     /// Winograd or blocked weights transformed once, outside the timed runs
     /// (`winograd_prepared`, `blocked_prepared`).
-    prepared: Option<Vec<f32>>,
+    prepared: Option<Lines>,
 }
 
 impl ConvCase {
@@ -417,10 +454,10 @@ impl ConvCase {
         Ok(Self {
             method,
             shape,
-            x: random(&mut rng, d.input_len),
+            x: Lines::from(&random(&mut rng, d.input_len)),
             w: random(&mut rng, d.weight_len),
-            y: vec![0.0; d.output_len],
-            ws: vec![0.0; workspace_len(method, &shape)?],
+            y: Lines::zeros(d.output_len),
+            ws: Lines::zeros(workspace_len(method, &shape)?),
             prepared: None,
         })
     }
@@ -431,8 +468,8 @@ impl ConvCase {
         let mut case = Self::new(ConvMethod::Winograd, shape)?;
         let mut prepared = vec![0.0; winograd_weights_len(&shape)?];
         winograd_prepare_weights(&shape, &case.w, &mut prepared)?;
-        case.ws = vec![0.0; winograd_prepared_workspace_len(&shape)?];
-        case.prepared = Some(prepared);
+        case.ws = Lines::zeros(winograd_prepared_workspace_len(&shape)?);
+        case.prepared = Some(Lines::from(&prepared));
         Ok(case)
     }
 
@@ -442,8 +479,8 @@ impl ConvCase {
         let mut case = Self::new(ConvMethod::Blocked, shape)?;
         let mut prepared = vec![0.0; blocked_weights_len(&shape)?];
         blocked_prepare_weights(&shape, &case.w, &mut prepared)?;
-        case.ws = vec![0.0; blocked_workspace_len(&shape)?];
-        case.prepared = Some(prepared);
+        case.ws = Lines::zeros(blocked_workspace_len(&shape)?);
+        case.prepared = Some(Lines::from(&prepared));
         Ok(case)
     }
 
@@ -458,12 +495,12 @@ impl ConvCase {
 
     /// Bytes of pre-transformed weights kept outside the workspace (0 unless prepared).
     pub fn prepared_bytes(&self) -> usize {
-        self.prepared.as_ref().map_or(0, |p| p.len() * 4)
+        self.prepared.as_ref().map_or(0, |p| p.len * 4)
     }
 
     /// Workspace in bytes.
     pub fn workspace_bytes(&self) -> usize {
-        self.ws.len() * 4
+        self.ws.len * 4
     }
 
     /// Multiply-adds of one run, counted as 2 flops each.
@@ -474,34 +511,13 @@ impl ConvCase {
 
     /// Computes the convolution once.
     pub fn run(&mut self) -> Result<()> {
-        if let (Some(p), ConvMethod::Blocked) = (&self.prepared, self.method) {
-            return conv2d_blocked_prepared(
-                &self.shape,
-                &self.x,
-                p,
-                None,
-                &mut self.y,
-                &mut self.ws,
-            );
+        let (x, y, ws) = (self.x.get(), self.y.get_mut(), self.ws.get_mut());
+        match (&self.prepared, self.method) {
+            (Some(p), ConvMethod::Blocked) => {
+                conv2d_blocked_prepared(&self.shape, x, p.get(), None, y, ws)
+            }
+            (Some(p), _) => conv2d_winograd_prepared(&self.shape, x, p.get(), None, y, ws),
+            (None, m) => conv2d(m, &self.shape, x, &self.w, None, y, ws),
         }
-        if let Some(p) = &self.prepared {
-            return conv2d_winograd_prepared(
-                &self.shape,
-                &self.x,
-                p,
-                None,
-                &mut self.y,
-                &mut self.ws,
-            );
-        }
-        conv2d(
-            self.method,
-            &self.shape,
-            &self.x,
-            &self.w,
-            None,
-            &mut self.y,
-            &mut self.ws,
-        )
     }
 }

@@ -9,8 +9,8 @@ use mvision_convert::ModelFile;
 use mvision_core::nn::graph::Graph;
 use mvision_core::nn::model::Model;
 use mvision_core::nn::plan::{
-    cache_aligned, forward_observed, forward_prepared, make_plan_prepared, prepare_weights, Plan,
-    PlanSlot, CACHE_ALIGN_SLACK,
+    cache_aligned, cache_aligned_ref, forward_observed, forward_prepared, make_plan_prepared,
+    prepare_weights, Plan, PlanSlot, CACHE_ALIGN_SLACK,
 };
 
 /// The workspace budget of `--workspace-budget` when absent: the C API's default (16 MiB).
@@ -29,8 +29,8 @@ pub fn parse_model<'a>(bytes: &'a ModelFile, path: &Path) -> Result<Model<'a>> {
         .with_context(|| format!("'{}' is not a valid .mvnn model", path.display()))
 }
 
-/// A planned network with its arena, scratch and pre-transformed weights allocated (the
-/// arena and scratch from a cache-line boundary: [`cache_aligned`]).
+/// A planned network with its arena, scratch and pre-transformed weights allocated (each
+/// from a cache-line boundary: [`cache_aligned`]).
 pub struct Runner<'m> {
     graph: Graph<'m>,
     plan: Plan<'static>,
@@ -61,8 +61,8 @@ impl<'m> Runner<'m> {
         let budgets = (workspace_budget_bytes, prepared_budget_bytes);
         let plan = make_plan_prepared(&graph, budgets.0, budgets.1, slots)
             .map_err(|e| anyhow!("cannot plan the network: {e}"))?;
-        let mut prepared = vec![0.0; plan.prepared_len()];
-        prepare_weights(&graph, &plan, &mut prepared)
+        let mut prepared = vec![0.0; plan.prepared_len() + CACHE_ALIGN_SLACK];
+        prepare_weights(&graph, &plan, aligned(&mut prepared, plan.prepared_len()))
             .map_err(|e| anyhow!("cannot prepare the weights: {e}"))?;
         Ok(Self {
             graph,
@@ -135,7 +135,7 @@ impl<'m> Runner<'m> {
         forward_observed(
             &self.graph,
             &self.plan,
-            &self.prepared,
+            aligned_ref(&self.prepared, self.plan.prepared_len()),
             inputs,
             &mut views,
             aligned(&mut self.arena, self.plan.arena_len()),
@@ -165,7 +165,7 @@ impl<'m> Runner<'m> {
         forward_prepared(
             &self.graph,
             &self.plan,
-            &self.prepared,
+            aligned_ref(&self.prepared, self.plan.prepared_len()),
             inputs,
             &mut views,
             aligned(&mut self.arena, self.plan.arena_len()),
@@ -179,6 +179,11 @@ impl<'m> Runner<'m> {
 /// boundary.
 fn aligned(buf: &mut [f32], len: usize) -> &mut [f32] {
     cache_aligned(buf, len).expect("allocated with CACHE_ALIGN_SLACK")
+}
+
+/// [`aligned`] for reading.
+fn aligned_ref(buf: &[f32], len: usize) -> &[f32] {
+    cache_aligned_ref(buf, len).expect("allocated with CACHE_ALIGN_SLACK")
 }
 
 /// `[n, c, h, w]` as `NxCxHxW`.

@@ -20,8 +20,8 @@ use crate::status::mv_status::{self, *};
 use mvision_core::nn::graph::Graph;
 use mvision_core::nn::model::Model;
 use mvision_core::nn::plan::{
-    cache_aligned, forward_prepared, make_plan_prepared, prepare_weights, Plan, PlanSlot,
-    CACHE_ALIGN_SLACK,
+    cache_aligned, cache_aligned_ref, forward_prepared, make_plan_prepared, prepare_weights, Plan,
+    PlanSlot, CACHE_ALIGN_SLACK,
 };
 use std::ffi::{c_char, c_void, CString};
 use std::ptr::NonNull;
@@ -86,7 +86,8 @@ pub struct mv_net {
     names: Vec<CString>,
     arena: Owned<f32>,
     scratch: Owned<f32>,
-    /// Pre-transformed Winograd weights (`plan.prepared_len()`, filled at create).
+    /// Pre-transformed Winograd and blocked weights (`plan.prepared_len()` from a cache-line
+    /// boundary, filled at create).
     prepared: Owned<f32>,
     /// The plan's storage: held only to be freed after `plan`.
     #[allow(dead_code)]
@@ -131,8 +132,13 @@ unsafe fn build(
     let plan = make_plan_prepared(&graph, budgets.0, budgets.1, unsafe { slots.get_mut() })?;
     let arena = Owned::new(try_vec(plan.arena_len() + CACHE_ALIGN_SLACK, 0.0f32)?);
     let scratch = Owned::new(try_vec(plan.scratch_len() + CACHE_ALIGN_SLACK, 0.0f32)?);
-    let mut prepared = try_vec(plan.prepared_len(), 0.0f32)?;
-    prepare_weights(&graph, &plan, &mut prepared)?;
+    let mut prepared = try_vec(plan.prepared_len() + CACHE_ALIGN_SLACK, 0.0f32)?;
+    let len = plan.prepared_len();
+    prepare_weights(
+        &graph,
+        &plan,
+        cache_aligned(&mut prepared, len).expect("with slack"),
+    )?;
     let prepared = Owned::new(prepared);
     let names = (0..graph.inputs.len())
         .map(|k| model.input_name(k))
@@ -600,6 +606,7 @@ pub unsafe extern "C" fn mv_net_forward(
         );
         // SAFETY: written only at create.
         let prepared = unsafe { net.prepared.get() };
+        let prepared = cache_aligned_ref(prepared, net.plan.prepared_len()).expect("with slack");
         let result = forward_prepared(
             &graph,
             &net.plan,
