@@ -13,7 +13,7 @@ use mvision_core::nn::gemm::{
     gemm_pack_len, sgemm, sgemm_naive, sgemm_portable, sgemm_tiled32, tiled32_work_len, Order,
     Transpose,
 };
-use mvision_core::nn::plan::CACHE_ALIGN_SLACK;
+use mvision_core::nn::plan::{page_align_slack, page_aligned};
 use mvision_core::rng::SplitMix64;
 use mvision_core::Result;
 
@@ -85,8 +85,8 @@ pub struct GemmCase {
     work: Vec<f32>,
 }
 
-/// `len` elements of a buffer from a cache-line boundary, as `mv_net` and the CLI give a
-/// network's arena, scratch and pre-transformed weights (`cache_aligned`).
+/// `len` elements of a buffer from a page boundary, as `mv_net` and the CLI give a network's
+/// arena, scratch and pre-transformed weights (`page_aligned`).
 struct Lines {
     buf: Vec<f32>,
     at: usize,
@@ -96,13 +96,15 @@ struct Lines {
 impl Lines {
     /// `values` copied to a cache-line boundary.
     fn from(values: &[f32]) -> Self {
-        let buf = vec![0.0; values.len() + CACHE_ALIGN_SLACK];
-        let at = buf.as_ptr().align_offset(64);
-        let mut lines = Self {
-            buf,
-            at,
-            len: values.len(),
-        };
+        let len = values.len();
+        let mut buf = vec![0.0; len + page_align_slack(len)];
+        let base = buf.as_ptr() as usize;
+        let at = (page_aligned(&mut buf, len)
+            .expect("with the slack")
+            .as_ptr() as usize
+            - base)
+            / 4;
+        let mut lines = Self { buf, at, len };
         lines.get_mut().copy_from_slice(values);
         lines
     }

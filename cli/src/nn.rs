@@ -9,8 +9,8 @@ use mvision_convert::ModelFile;
 use mvision_core::nn::graph::Graph;
 use mvision_core::nn::model::Model;
 use mvision_core::nn::plan::{
-    cache_aligned, cache_aligned_ref, forward_observed, forward_prepared, make_plan_prepared,
-    prepare_weights, Plan, PlanSlot, CACHE_ALIGN_SLACK,
+    forward_observed, forward_prepared, make_plan_prepared, page_align_slack, page_aligned,
+    page_aligned_ref, prepare_weights, Plan, PlanSlot,
 };
 
 /// The workspace budget of `--workspace-budget` when absent: the C API's default (16 MiB).
@@ -30,7 +30,7 @@ pub fn parse_model<'a>(bytes: &'a ModelFile, path: &Path) -> Result<Model<'a>> {
 }
 
 /// A planned network with its arena, scratch and pre-transformed weights allocated (each
-/// from a cache-line boundary: [`cache_aligned`]).
+/// from a page boundary: [`page_aligned`]).
 pub struct Runner<'m> {
     graph: Graph<'m>,
     plan: Plan<'static>,
@@ -61,13 +61,13 @@ impl<'m> Runner<'m> {
         let budgets = (workspace_budget_bytes, prepared_budget_bytes);
         let plan = make_plan_prepared(&graph, budgets.0, budgets.1, slots)
             .map_err(|e| anyhow!("cannot plan the network: {e}"))?;
-        let mut prepared = vec![0.0; plan.prepared_len() + CACHE_ALIGN_SLACK];
+        let mut prepared = page_buffer(plan.prepared_len());
         prepare_weights(&graph, &plan, aligned(&mut prepared, plan.prepared_len()))
             .map_err(|e| anyhow!("cannot prepare the weights: {e}"))?;
         Ok(Self {
             graph,
-            arena: vec![0.0; plan.arena_len() + CACHE_ALIGN_SLACK],
-            scratch: vec![0.0; plan.scratch_len() + CACHE_ALIGN_SLACK],
+            arena: page_buffer(plan.arena_len()),
+            scratch: page_buffer(plan.scratch_len()),
             prepared,
             plan,
         })
@@ -175,15 +175,20 @@ impl<'m> Runner<'m> {
     }
 }
 
-/// The `len` elements of `buf` (allocated with [`CACHE_ALIGN_SLACK`] more) from a cache-line
-/// boundary.
+/// `len` zeros for [`aligned`], with [`page_align_slack`] more (`vec!` of zeros maps fresh
+/// pages, so the slack is never touched).
+fn page_buffer(len: usize) -> Vec<f32> {
+    vec![0.0; len + page_align_slack(len)]
+}
+
+/// The `len` elements of `buf` (from [`page_buffer`]) that every call uses: [`page_aligned`].
 fn aligned(buf: &mut [f32], len: usize) -> &mut [f32] {
-    cache_aligned(buf, len).expect("allocated with CACHE_ALIGN_SLACK")
+    page_aligned(buf, len).expect("allocated with page_align_slack")
 }
 
 /// [`aligned`] for reading.
 fn aligned_ref(buf: &[f32], len: usize) -> &[f32] {
-    cache_aligned_ref(buf, len).expect("allocated with CACHE_ALIGN_SLACK")
+    page_aligned_ref(buf, len).expect("allocated with page_align_slack")
 }
 
 /// `[n, c, h, w]` as `NxCxHxW`.

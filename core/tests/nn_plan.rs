@@ -25,8 +25,9 @@ use mvision_core::nn::graph::{self, op, Graph, Node, TensorDesc, WeightRange};
 use mvision_core::nn::layout::{concat, pad2d, PadMode, Pads};
 use mvision_core::nn::matmul::{matmul, matmul_pack_len, MatMulShape};
 use mvision_core::nn::plan::{
-    arena_len, cache_aligned, forward, forward_prepared, make_plan, make_plan_prepared, plan_len,
-    prepare_weights, PlanSlot, CACHE_ALIGN_SLACK,
+    arena_len, cache_aligned, forward, forward_prepared, make_plan, make_plan_prepared,
+    page_align_slack, page_aligned, page_aligned_ref, plan_len, prepare_weights, PlanSlot,
+    CACHE_ALIGN_SLACK, PAGE_BYTES,
 };
 use mvision_core::nn::pool::{avg_pool2d, global_avg_pool, max_pool2d, Pool2dShape};
 use mvision_core::nn::reduce::{reduce_mean, softmax};
@@ -1389,4 +1390,46 @@ fn cache_aligned_starts_on_a_line() {
             }
         }
     }
+}
+
+/// `page_aligned` over a buffer of `len + page_align_slack(len)` elements: from the first
+/// 2 MiB boundary when `len` fills a huge page (wherever the buffer starts), else from the first
+/// 4 KiB one; the same elements on every call; a buffer too short for that start falls back to
+/// the next smaller boundary (huge page, page, cache line), and `None` only when even the cache
+/// line's start leaves too little room.
+#[test]
+fn page_aligned_starts_on_a_page() {
+    const HUGE: usize = 2 << 20;
+    let floats = HUGE / 4;
+    let mut buf = vec![0.0f32; 4 * floats + 64];
+    for start in [0, 1, 7, 16, 1000, floats / 2, floats - 3] {
+        for len in [0, 1, 100, 5000, floats - 1, floats, floats + 5, 2 * floats] {
+            let total = len + page_align_slack(len);
+            let b = &mut buf[start..][..total];
+            let base = b.as_ptr() as usize;
+            let at = page_aligned(b, len).expect("the slack suffices").as_ptr() as usize;
+            let want = if len >= floats { HUGE } else { PAGE_BYTES };
+            assert_eq!(at % want, 0, "start {start}, len {len}");
+            assert!(at >= base && at - base < want, "start {start}, len {len}");
+            let again = page_aligned_ref(&buf[start..][..total], len).unwrap();
+            assert_eq!((again.as_ptr() as usize, again.len()), (at, len));
+            // One element short of that start: the next smaller boundary before it.
+            if at - base >= 64 {
+                let short = &mut buf[start..][..(at - base) / 4 + len - 1];
+                let s = page_aligned(short, len).expect("room from a smaller boundary");
+                let (got, next) = (
+                    s.as_ptr() as usize,
+                    if want == HUGE { PAGE_BYTES } else { 64 },
+                );
+                assert!(got < at && got % 64 == 0, "start {start}, len {len}");
+                assert!(
+                    got % next == 0 || got - base < next,
+                    "start {start}, len {len}"
+                );
+            }
+        }
+    }
+    let b = &mut buf[..10];
+    let line = b.as_ptr().align_offset(64);
+    assert!(page_aligned(b, 10 - line + 1).is_none());
 }

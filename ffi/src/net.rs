@@ -9,20 +9,22 @@
 //! `mv_net_output_shape`, and `mv_net_forward` takes each buffer's element count so that a
 //! mismatch is an error rather than an out-of-bounds read or write.
 //!
-//! Memory: `mv_net_arena_size` + `mv_net_scratch_size` bytes are allocated at create (60 more
-//! each, to start them on a cache line: `cache_aligned`), plus the
+//! Memory: `mv_net_arena_size` + `mv_net_scratch_size` bytes are allocated at create, plus the
 //! model's bytes (unless borrowed), a few hundred bytes of bookkeeping per tensor and, with
 //! `mv_net_create_prepared`, `mv_net_prepared_size` bytes of pre-transformed Winograd and
-//! blocked-convolution weights.
+//! blocked-convolution weights. The arena, scratch and prepared weights each get up to 4 KiB
+//! more, or 2 MiB more when they are 2 MiB or larger (address space: those pages are never
+//! touched), so that they start on a page boundary (`page_aligned`).
 
 use crate::panic::{guard, guard_value, non_null};
 use crate::status::mv_status::{self, *};
 use mvision_core::nn::graph::Graph;
 use mvision_core::nn::model::Model;
 use mvision_core::nn::plan::{
-    cache_aligned, cache_aligned_ref, forward_prepared, make_plan_prepared, prepare_weights, Plan,
-    PlanSlot, CACHE_ALIGN_SLACK,
+    forward_prepared, make_plan_prepared, page_align_slack, page_aligned, page_aligned_ref,
+    prepare_weights, Plan, PlanSlot,
 };
+use std::alloc::Layout;
 use std::ffi::{c_char, c_void, CString};
 use std::ptr::NonNull;
 
@@ -86,8 +88,8 @@ pub struct mv_net {
     names: Vec<CString>,
     arena: Owned<f32>,
     scratch: Owned<f32>,
-    /// Pre-transformed Winograd and blocked weights (`plan.prepared_len()` from a cache-line
-    /// boundary, filled at create).
+    /// Pre-transformed Winograd and blocked weights (`plan.prepared_len()` at `page_aligned`,
+    /// filled at create).
     prepared: Owned<f32>,
     /// The plan's storage: held only to be freed after `plan`.
     #[allow(dead_code)]
@@ -105,6 +107,30 @@ fn try_vec<T: Clone>(len: usize, value: T) -> Result<Vec<T>, mv_status> {
         .map_err(|_| MV_STATUS_OUT_OF_MEMORY)?;
     v.resize(len, value);
     Ok(v)
+}
+
+/// `len` zeros, or `Err(OUT_OF_MEMORY)`, from `calloc`, which leaves fresh pages untouched.
+fn try_zeroed(len: usize) -> Result<Vec<f32>, mv_status> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = Layout::array::<f32>(len).map_err(|_| MV_STATUS_OUT_OF_MEMORY)?;
+    // SAFETY: the layout's size is not zero.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<f32>();
+    if p.is_null() {
+        return Err(MV_STATUS_OUT_OF_MEMORY);
+    }
+    // SAFETY: `p` holds `len` zeroed `f32`s (each a valid 0.0) from the global allocator with
+    // the layout a `Vec<f32>` of capacity `len` has.
+    Ok(unsafe { Vec::from_raw_parts(p, len, len) })
+}
+
+/// `len` zeros for `page_aligned`, with `page_align_slack` more (never touched).
+fn page_buffer(len: usize) -> Result<Vec<f32>, mv_status> {
+    let total = len
+        .checked_add(page_align_slack(len))
+        .ok_or(MV_STATUS_OUT_OF_MEMORY)?;
+    try_zeroed(total)
 }
 
 /// A C string of `name`, cut at its first NUL byte (names in the file may contain one).
@@ -130,14 +156,14 @@ unsafe fn build(
     let budgets = (workspace_budget_bytes, prepared_budget_bytes);
     // SAFETY: `slots` moves into the net with the plan and outlives it (field order).
     let plan = make_plan_prepared(&graph, budgets.0, budgets.1, unsafe { slots.get_mut() })?;
-    let arena = Owned::new(try_vec(plan.arena_len() + CACHE_ALIGN_SLACK, 0.0f32)?);
-    let scratch = Owned::new(try_vec(plan.scratch_len() + CACHE_ALIGN_SLACK, 0.0f32)?);
-    let mut prepared = try_vec(plan.prepared_len() + CACHE_ALIGN_SLACK, 0.0f32)?;
+    let arena = Owned::new(page_buffer(plan.arena_len())?);
+    let scratch = Owned::new(page_buffer(plan.scratch_len())?);
+    let mut prepared = page_buffer(plan.prepared_len())?;
     let len = plan.prepared_len();
     prepare_weights(
         &graph,
         &plan,
-        cache_aligned(&mut prepared, len).expect("with slack"),
+        page_aligned(&mut prepared, len).expect("with slack"),
     )?;
     let prepared = Owned::new(prepared);
     let names = (0..graph.inputs.len())
@@ -599,14 +625,14 @@ pub unsafe extern "C" fn mv_net_forward(
         }
         // SAFETY: the arena and scratch are the net's, borrowed only here (one call at a time).
         let (arena, scratch) = unsafe { (net.arena.get_mut(), net.scratch.get_mut()) };
-        // From a cache-line boundary (`cache_aligned`); allocated with the slack for it.
+        // From a page boundary (`page_aligned`), as allocated.
         let (arena, scratch) = (
-            cache_aligned(arena, net.plan.arena_len()).expect("allocated with the slack"),
-            cache_aligned(scratch, net.plan.scratch_len()).expect("allocated with the slack"),
+            page_aligned(arena, net.plan.arena_len()).expect("allocated with the slack"),
+            page_aligned(scratch, net.plan.scratch_len()).expect("allocated with the slack"),
         );
         // SAFETY: written only at create.
         let prepared = unsafe { net.prepared.get() };
-        let prepared = cache_aligned_ref(prepared, net.plan.prepared_len()).expect("with slack");
+        let prepared = page_aligned_ref(prepared, net.plan.prepared_len()).expect("with slack");
         let result = forward_prepared(
             &graph,
             &net.plan,

@@ -57,6 +57,7 @@ use super::elementwise::{binary, binary_broadcast, binary_in_place, binary_in_pl
 use super::graph::{Graph, Op};
 use super::layout::{concat, pad2d};
 use super::matmul::{matmul, matmul_pack_len};
+use super::model::HUGE_PAGE_BYTES;
 use super::pool::{avg_pool2d, global_avg_pool, max_pool2d_from};
 use super::reduce::{reduce_mean, softmax};
 use super::tensor::Shape4;
@@ -152,8 +153,9 @@ impl Plan<'_> {
     /// Length of the pre-transformed weights buffer of [`prepare_weights`] and
     /// [`forward_prepared`], in `f32` elements (0 unless planned by [`make_plan_prepared`]
     /// with room for at least one layer). Each layer's part starts at a multiple of 16
-    /// elements, so a buffer from a cache-line boundary ([`cache_aligned`]) has every layer's
-    /// weights on one.
+    /// elements, so in a buffer from a cache line every layer's weights start on one (and on a
+    /// page, in a page-aligned buffer ([`page_aligned`]), where the layers before it fill whole
+    /// pages).
     pub const fn prepared_len(&self) -> usize {
         self.prepared_len
     }
@@ -331,7 +333,7 @@ pub fn make_plan_prepared<'p>(
                 }
                 slots[out as usize].method = m;
                 // Each layer's weights from a multiple of 16 elements (a cache line when the
-                // buffer starts on one, [`cache_aligned`]).
+                // buffer starts on one).
                 let wl16 = wl.checked_next_multiple_of(16).unwrap_or(usize::MAX);
                 if wl16 <= room.saturating_sub(prepared_len) {
                     slots[out as usize].prepared = prepared_len;
@@ -475,17 +477,71 @@ pub const CACHE_ALIGN_SLACK: usize = 15;
 /// offsets are multiples of 16 elements in the networks measured, so an aligned arena makes
 /// the layers' 16-lane vector stores whole cache lines: MobileNetV2's 1×1 layers ran 4–5 %
 /// faster and its depthwise layers 6 % faster than with the arena 16 bytes past a line, as a
-/// heap `Vec` had it. The same holds for the pre-transformed weights of [`prepare_weights`]:
-/// 16 bytes past a line, ResNet-18's 64-channel Winograd layers took 1.1–1.2 ms against 0.7
-/// from a line (the products' 16-lane weight loads each straddle two lines).
+/// heap `Vec` had it. [`page_aligned`] goes further, to a page boundary.
 pub fn cache_aligned(buf: &mut [f32], len: usize) -> Option<&mut [f32]> {
     let at = buf.as_ptr().align_offset(64);
     buf.get_mut(at..at.checked_add(len)?)
 }
 
-/// [`cache_aligned`] for reading (the pre-transformed weights at each [`forward_prepared`]).
-pub fn cache_aligned_ref(buf: &[f32], len: usize) -> Option<&[f32]> {
-    let at = buf.as_ptr().align_offset(64);
+/// `f32` elements of a huge page ([`HUGE_PAGE_BYTES`]).
+const HUGE_PAGE_FLOATS: usize = HUGE_PAGE_BYTES / 4;
+
+/// Bytes of a base page, the boundary [`page_aligned`] starts buffers smaller than a huge page
+/// on.
+pub const PAGE_BYTES: usize = 4096;
+
+/// `f32` elements of a base page ([`PAGE_BYTES`]).
+const PAGE_FLOATS: usize = PAGE_BYTES / 4;
+
+/// `f32` elements to allocate beyond a buffer of `len` elements (arena, scratch or
+/// pre-transformed weights) so that [`page_aligned`] finds them: a huge page's worth when
+/// `len` fills at least one, else a base page's worth (less one element).
+pub const fn page_align_slack(len: usize) -> usize {
+    if len >= HUGE_PAGE_FLOATS {
+        HUGE_PAGE_FLOATS
+    } else {
+        PAGE_FLOATS - 1
+    }
+}
+
+/// Where [`page_aligned`] starts, in elements, in an `f32` buffer at `addr` of `total`: the
+/// first huge-page boundary if `len` fills a huge page and fits after it, else the first
+/// base-page boundary if `len` fits after it, else the first cache line.
+fn page_offset(addr: usize, total: usize, len: usize) -> usize {
+    let gap = |to: usize| {
+        addr.checked_next_multiple_of(to)
+            .map_or(0, |a| (a - addr) / 4)
+    };
+    let fits = |at: usize| total.checked_sub(at).is_some_and(|room| room >= len);
+    let huge = gap(HUGE_PAGE_BYTES);
+    if len >= HUGE_PAGE_FLOATS && fits(huge) {
+        return huge;
+    }
+    let page = gap(PAGE_BYTES);
+    if fits(page) {
+        page
+    } else {
+        gap(64)
+    }
+}
+
+/// The `len` elements of `buf` from a page boundary: the first huge-page ([`HUGE_PAGE_BYTES`])
+/// boundary when `len` fills at least one huge page, else the first [`PAGE_BYTES`] boundary,
+/// given room for them there (a buffer of `len + `[`page_align_slack`]`(len)` elements always
+/// has it); else from the first cache line ([`cache_aligned`]), or `None` if `buf` ends before
+/// them. The same buffer always gives the same elements. This is where `mv_net` and the CLI
+/// keep a network's arena, scratch and pre-transformed weights. Measured on a Zen 5 virtual
+/// machine: with its prepared weights 64 bytes past a page (a cache-aligned heap buffer),
+/// ResNet-18's first Winograd layer took 1.24–1.52 ms; 0 or 2048 bytes past one, 0.72–0.82
+/// (128 bytes: 0.95–1.11), and the network 11.5–12.4 ms against 13.0–13.5.
+pub fn page_aligned(buf: &mut [f32], len: usize) -> Option<&mut [f32]> {
+    let at = page_offset(buf.as_ptr() as usize, buf.len(), len);
+    buf.get_mut(at..at.checked_add(len)?)
+}
+
+/// [`page_aligned`] for reading (the pre-transformed weights at each [`forward_prepared`]).
+pub fn page_aligned_ref(buf: &[f32], len: usize) -> Option<&[f32]> {
+    let at = page_offset(buf.as_ptr() as usize, buf.len(), len);
     buf.get(at..at.checked_add(len)?)
 }
 
@@ -516,7 +572,7 @@ pub fn forward(
 
 /// Fills `prepared` ([`Plan::prepared_len`] elements) with the pre-transformed weights of the
 /// plan's prepared convolutions, read from `graph` (once, before [`forward_prepared`]). Any
-/// alignment works; from a 64-byte boundary ([`cache_aligned`]) the layers run faster.
+/// alignment works; from a page boundary ([`page_aligned`]) the layers run faster.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] if `plan` does not belong to `graph`; [`Error::BufferTooSmall`]
