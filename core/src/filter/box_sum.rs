@@ -35,39 +35,59 @@ enum Source<'a> {
     Fill(u8),
 }
 
-/// `sums[i] += enter(i) − leave(i)` over the padded row (`r` border columns each side).
-fn update(sums: &mut [u16], enter: Source<'_>, leave: Source<'_>, border: Border<u8>, r: usize) {
-    let n = sums.len();
-    let w = n - 2 * r;
-    let fill = match border {
-        Border::Constant(c) => c,
-        _ => 0,
-    };
-    let at = |s: Source<'_>, i: usize| -> u16 {
+/// The source column of each border column sum of a padded row (`r` each side, left then
+/// right), `None` where a constant border supplies `fill` instead: computed once per image, as
+/// `Border::map_index` divides.
+struct Edges {
+    cols: [Option<usize>; super::MAX_KERNEL_SIZE - 1],
+    r: usize,
+    fill: u8,
+}
+
+impl Edges {
+    fn new(border: Border<u8>, w: usize, r: usize) -> Self {
+        let mut cols = [None; super::MAX_KERNEL_SIZE - 1];
+        for (j, c) in cols.iter_mut().take(2 * r).enumerate() {
+            let i = if j < r {
+                j as isize - r as isize
+            } else {
+                (w + j - r) as isize
+            };
+            *c = border.map_index(i, w);
+        }
+        let fill = match border {
+            Border::Constant(c) => c,
+            _ => 0,
+        };
+        Self { cols, r, fill }
+    }
+
+    /// Padded column `col`'s value (`None`: the constant) of source `s`.
+    fn value(&self, s: Source<'_>, col: Option<usize>) -> u16 {
         match s {
             Source::Fill(c) => c as u16,
-            Source::Row(row) => match i.checked_sub(r) {
-                Some(x) if x < w => row[x] as u16,
-                _ => border
-                    .map_index(i as isize - r as isize, w)
-                    .map_or(fill, |x| row[x]) as u16,
-            },
+            Source::Row(row) => col.map_or(self.fill, |x| row[x]) as u16,
         }
-    };
+    }
+}
+
+/// `sums[i] += enter(i) − leave(i)` over the padded row (`edges.r` border columns each side).
+fn update(sums: &mut [u16], enter: Source<'_>, leave: Source<'_>, edges: &Edges) {
+    let r = edges.r;
+    let w = sums.len() - 2 * r;
     let inner = &mut sums[r..r + w];
     let done = match (enter, leave) {
         (Source::Row(e), Source::Row(l)) => simd::box_update(inner, e, l),
         _ => 0,
     };
     for (x, s) in inner.iter_mut().enumerate().skip(done) {
-        *s = s
-            .wrapping_add(at(enter, x + r))
-            .wrapping_sub(at(leave, x + r));
+        let (e, l) = (edges.value(enter, Some(x)), edges.value(leave, Some(x)));
+        *s = s.wrapping_add(e).wrapping_sub(l);
     }
-    for i in (0..r).chain(r + w..n) {
-        sums[i] = sums[i]
-            .wrapping_add(at(enter, i))
-            .wrapping_sub(at(leave, i));
+    let outer = (0..r).chain(r + w..sums.len());
+    for (i, &col) in outer.zip(&edges.cols[..2 * r]) {
+        let (e, l) = (edges.value(enter, col), edges.value(leave, col));
+        sums[i] = sums[i].wrapping_add(e).wrapping_sub(l);
     }
 }
 
@@ -99,14 +119,15 @@ pub(crate) fn box_mean_u8(
     };
     let area = (k * k) as u32;
     let recip = if area > 1 { reciprocal(area) } else { 0 };
+    let edges = Edges::new(border, w, r);
     sums.fill(0);
     for vy in -(r as isize)..=r as isize {
-        update(sums, source(vy), Source::Fill(0), border, r);
+        update(sums, source(vy), Source::Fill(0), &edges);
     }
     for y in 0..h {
         if y > 0 {
             let (enter, leave) = ((y + r) as isize, y as isize - 1 - r as isize);
-            update(sums, source(enter), source(leave), border, r);
+            update(sums, source(enter), source(leave), &edges);
         }
         let out = dst.row_mut(y);
         if simd::box_row(sums, k, area, recip, out) {
@@ -164,7 +185,7 @@ mod tests {
             let mut start = 0u32;
             while start <= max {
                 let w = 64usize;
-                let mut sums = vec![0u16; w * k + k + 2 * simd::LANES];
+                let mut sums = vec![0u16; w * k + k + 4 * simd::LANES];
                 let mut want = vec![0u8; w];
                 for x in 0..w {
                     let s = (start + x as u32).min(max);
@@ -173,11 +194,12 @@ mod tests {
                 }
                 // Spread: output x reads sums[x*k .. x*k + k]; use a strided copy.
                 let mut out = vec![0u8; w];
-                // 8 output pixels take the SSE2 kernel, 16 the AVX2 one where the CPU has it.
-                for lanes in [simd::LANES, 2 * simd::LANES] {
+                // 8 output pixels take the SSE2 kernel, 16 the AVX2 one and 32 the AVX-512 one
+                // where the CPU has them.
+                for lanes in [simd::LANES, 2 * simd::LANES, 4 * simd::LANES] {
                     for (x, o) in out.iter_mut().enumerate() {
                         let window = &sums[x * k..x * k + k + lanes - 1];
-                        let mut one = [0u8; 2 * simd::LANES];
+                        let mut one = [0u8; 4 * simd::LANES];
                         let one = &mut one[..lanes];
                         if simd::box_row(window, k, area, recip, one) {
                             *o = one[0];

@@ -11,7 +11,8 @@
 //! sums need more than 16 bits and are split, see there), [`box_update`] / [`box_row`] the box
 //! filter.
 //!
-//! This module and its per-ISA files (`sse2.rs`, `neon.rs`; `none.rs` elsewhere) hold the only
+//! This module and its per-ISA files (`sse2.rs`, `avx2.rs` and, for the box filter,
+//! `avx512.rs` on x86; `neon.rs`; `none.rs` elsewhere) hold the only
 //! `unsafe` code of the core: unaligned vector loads and stores through raw pointers whose
 //! bounds are checked once per row, and the view of `i32` scratch as `u16`. Instruction sets are
 //! chosen at compile time (`no_std` has no run-time detection); where a path is missing, its
@@ -188,6 +189,16 @@ fn avx2_for(w: usize) -> bool {
     w >= avx2::WIDE && crate::cpu::active() >= crate::cpu::Level::X86V3
 }
 
+/// Whether the AVX-512 box kernels may run on a row of `w` pixels: the CPU (and the cap) allow
+/// x86-64-v4 and the row holds at least one 32-pixel step.
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+fn avx512_for(w: usize) -> bool {
+    w >= avx512::WIDE && crate::cpu::active() >= crate::cpu::Level::X86V4
+}
+
 /// `i32` scratch seen as twice as many `u16` elements (for the box filter's column sums).
 pub(crate) fn as_u16(scratch: &mut [i32]) -> &mut [u16] {
     let len = scratch.len() * 2;
@@ -208,11 +219,19 @@ pub(crate) fn box_update(sums: &mut [u16], enter: &[u8], leave: &[u8]) -> usize 
         target_feature = "sse2"
     ))]
     #[allow(unsafe_code)]
-    let done = if avx2_for(sums.len()) {
-        // SAFETY: `avx2_for` checked that the CPU runs AVX2.
-        unsafe { avx2::box_update(sums, enter, leave) }
-    } else {
-        0
+    let done = {
+        let wide = if avx512_for(sums.len()) {
+            // SAFETY: `avx512_for` checked that the CPU runs AVX-512 BW.
+            unsafe { avx512::box_update(sums, enter, leave) }
+        } else {
+            0
+        };
+        wide + if avx2_for(sums.len() - wide) {
+            // SAFETY: `avx2_for` checked that the CPU runs AVX2.
+            unsafe { avx2::box_update(&mut sums[wide..], &enter[wide..], &leave[wide..]) }
+        } else {
+            0
+        }
     };
     #[cfg(not(all(
         any(target_arch = "x86", target_arch = "x86_64"),
@@ -244,7 +263,7 @@ pub(crate) const BOX_DIV: [(u16, u32); MAX_KERNEL_SIZE.div_ceil(2)] = [
 ];
 
 /// One box-filter output row from column sums: `out[x] = ⌊(s + area/2) / area⌋` of the window
-/// sum `s = Σ_{t<k} sums[x + t]` (what `div_round` computes): with AVX2 by [`BOX_DIV`]'s
+/// sum `s = Σ_{t<k} sums[x + t]` (what `div_round` computes): with AVX-512 or AVX2 by [`BOX_DIV`]'s
 /// 16-bit multiply-high, with SSE2 as `div_round` does (`(s + area/2)·recip >> 32`, in 16-bit
 /// pieces). Returns `false`, writing nothing, where this build has no SIMD path,
 /// `out.len() < LANES`, `area` is 1 or not `k²`. `sums` must hold `out.len() + k − 1`
@@ -256,6 +275,28 @@ pub(crate) fn box_row(sums: &[u16], k: usize, area: u32, recip: u32, out: &mut [
     }
     assert!(sums.len() >= w + k - 1 && k <= MAX_KERNEL_SIZE);
     let half = (area / 2) as u16;
+    #[cfg(all(
+        any(target_arch = "x86", target_arch = "x86_64"),
+        target_feature = "sse2"
+    ))]
+    if avx512_for(w) {
+        let (mul, sh) = BOX_DIV[k / 2];
+        // SAFETY (each arm): `avx512_for` checked that the CPU runs AVX-512 BW.
+        #[allow(unsafe_code)]
+        unsafe {
+            match k {
+                1 => avx512::box_row::<1>(sums, half, mul, sh, out),
+                3 => avx512::box_row::<3>(sums, half, mul, sh, out),
+                5 => avx512::box_row::<5>(sums, half, mul, sh, out),
+                7 => avx512::box_row::<7>(sums, half, mul, sh, out),
+                9 => avx512::box_row::<9>(sums, half, mul, sh, out),
+                11 => avx512::box_row::<11>(sums, half, mul, sh, out),
+                13 => avx512::box_row::<13>(sums, half, mul, sh, out),
+                _ => avx512::box_row::<15>(sums, half, mul, sh, out),
+            }
+        }
+        return true;
+    }
     #[cfg(all(
         any(target_arch = "x86", target_arch = "x86_64"),
         target_feature = "sse2"
@@ -484,6 +525,13 @@ mod imp;
 ))]
 #[allow(unsafe_code)]
 mod avx2;
+
+#[cfg(all(
+    any(target_arch = "x86", target_arch = "x86_64"),
+    target_feature = "sse2"
+))]
+#[allow(unsafe_code)]
+mod avx512;
 
 #[cfg(all(
     target_arch = "aarch64",
