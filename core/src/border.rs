@@ -33,11 +33,41 @@ impl<T> Border<T> {
                 if n == 1 {
                     return Some(0);
                 }
+                // One reflection (a kernel's border on an image wider than it): no division.
+                if i < 0 && i > -n_i {
+                    return Some(-i as usize);
+                }
+                if i >= n_i && i < 2 * n_i - 1 {
+                    return Some((2 * (n_i - 1) - i) as usize);
+                }
                 let period = 2 * (n_i - 1);
                 let m = i.rem_euclid(period);
                 Some(if m >= n_i { period - m } else { m } as usize)
             }
             Border::Constant(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Border;
+
+    /// Reflect101 against the periodic definition, for one reflection (the direct branch) and
+    /// many, on both sides: `gfedcb|abcdefgh|gfedcba` repeated.
+    #[test]
+    fn reflect101_matches_the_periodic_definition() {
+        for n in 1..12usize {
+            for i in -40..40isize {
+                let want = if n == 1 {
+                    0
+                } else {
+                    let period = 2 * (n as isize - 1);
+                    let m = i.rem_euclid(period);
+                    (if m >= n as isize { period - m } else { m }) as usize
+                };
+                assert_eq!(Border::<u8>::Reflect101.map_index(i, n), Some(want), "n {n} i {i}");
+            }
         }
     }
 }

@@ -28,12 +28,15 @@ pub(crate) fn taps_row_scaled_f32(taps: &[&[f32]], coeffs: &[f32], scale: f32, o
 /// A block of 32 pixels by default. Long kernels (from 16 taps) are bound by the latency of
 /// their add chains, so they get eight vectors of sums per block at every level (64 pixels for
 /// AVX2, 128 for AVX-512), which still fit the register file beside the loads; short kernels
-/// measured slower with the larger blocks (3×3 at 1080p: about 2,700 → 1,000 Mpixel/s on
-/// AVX-512, while 7×7 gained 530 → 670).
+/// measured slower with blocks of eight vectors (3×3 at 1080p: about 2,700 → 1,000 Mpixel/s on
+/// AVX-512, while 7×7 gained 530 → 670), but on AVX-512 four vectors (64 pixels) beat two:
+/// 3 × 3 3,082 → 3,351 Mpixel/s at 640×480 and 3,863 → 4,352 at 1080p, box 5 f32 3,378 →
+/// 3,696 at 640×480 (best of 3 rounds, `bench/opencv_compare.py`, Zen 5).
 fn taps_row_at_level(taps: &[&[f32]], coeffs: &[f32], scale: Option<f32>, out: &mut [f32]) {
     use crate::cpu::Level;
     match crate::cpu::active() {
         Level::X86V4 if taps.len() >= 16 => rows_128(taps, coeffs, scale, out),
+        Level::X86V4 => rows_64(taps, coeffs, scale, out),
         Level::X86V3 if taps.len() >= 16 => rows_64(taps, coeffs, scale, out),
         _ => rows_32(taps, coeffs, scale, out),
     }
