@@ -66,7 +66,11 @@ mod tests {
                     let m = i.rem_euclid(period);
                     (if m >= n as isize { period - m } else { m }) as usize
                 };
-                assert_eq!(Border::<u8>::Reflect101.map_index(i, n), Some(want), "n {n} i {i}");
+                assert_eq!(
+                    Border::<u8>::Reflect101.map_index(i, n),
+                    Some(want),
+                    "n {n} i {i}"
+                );
             }
         }
     }

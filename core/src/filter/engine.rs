@@ -482,7 +482,10 @@ pub(crate) fn separable_f32(
     scratch: &mut [f32],
     scale: Option<f32>,
 ) -> Result<()> {
-    separable_rows(
+    // The interior of a dense filter's rows starts `r` pixels in, off 16 bytes: only the
+    // separable pass's whole rows stream.
+    let stream = super::taps_f32::streams(dst);
+    let done = separable_rows(
         src,
         dst,
         kx,
@@ -499,11 +502,12 @@ pub(crate) fn separable_f32(
             }
             wide
         },
-        |taps, _, out| match scale {
-            None => super::taps_f32::taps_row_f32(taps, ky, out),
-            Some(s) => super::taps_f32::taps_row_scaled_f32(taps, ky, s, out),
-        },
-    )
+        |taps, _, out| super::taps_f32::taps_row_f32_to(taps, ky, scale, stream, out),
+    );
+    if stream {
+        super::taps_f32::stream_fence();
+    }
+    done
 }
 
 /// The driver of [`separable`]: the horizontal pass into the ring, then `vertical(taps, acc,
