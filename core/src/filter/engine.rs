@@ -482,8 +482,6 @@ pub(crate) fn separable_f32(
     scratch: &mut [f32],
     scale: Option<f32>,
 ) -> Result<()> {
-    // The interior of a dense filter's rows starts `r` pixels in, off 16 bytes: only the
-    // separable pass's whole rows stream.
     let stream = super::taps_f32::streams(dst);
     let done = separable_rows(
         src,

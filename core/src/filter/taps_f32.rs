@@ -20,9 +20,10 @@ pub(crate) fn taps_row_f32(taps: &[&[f32]], coeffs: &[f32], out: &mut [f32]) {
 }
 
 /// [`taps_row_f32`] with each sum then multiplied by `scale` if given (`sum * scale`, as a
-/// separate pass would), and with `stream` (x86) the whole 16-byte aligned blocks written with
-/// non-temporal stores, which skip reading the output's lines first: for outputs far larger
-/// than the caches ([`STREAM_MIN_BYTES`]), whose writer then calls [`stream_fence`].
+/// separate pass would), and with `stream` (x86-64) the blocks from the row's first 16-byte
+/// boundary written with non-temporal stores, which skip reading the output's lines first:
+/// for outputs far larger than the caches ([`streams`]), whose writer then calls
+/// [`stream_fence`].
 pub(crate) fn taps_row_f32_to(
     taps: &[&[f32]],
     coeffs: &[f32],
@@ -37,15 +38,14 @@ pub(crate) fn taps_row_f32_to(
 /// a 3840 × 2160 `f32` image (33 MB) is past this CPU's L3 (32 MiB on the Zen 5 measured).
 pub(crate) const STREAM_MIN_BYTES: usize = 16 << 20;
 
-/// Whether the whole rows of `dst` take non-temporal stores: x86-64, at least
-/// [`STREAM_MIN_BYTES`], and every row starting on 16 bytes (elsewhere the streaming
-/// instantiation would fall back to plain stores, slower than the plain one).
-pub(crate) fn streams(dst: &mut ImageViewMut<'_, f32>) -> bool {
+/// Whether the rows of `dst` take non-temporal stores: x86-64, at least [`STREAM_MIN_BYTES`],
+/// and every row starting on the same offset from 16 bytes (the first up to 3 pixels of each
+/// are stored plainly, [`rows`]).
+pub(crate) fn streams(dst: &ImageViewMut<'_, f32>) -> bool {
     let (w, h) = dst.size();
     cfg!(target_arch = "x86_64")
         && w.saturating_mul(h).saturating_mul(4) >= STREAM_MIN_BYTES
         && dst.stride().is_multiple_of(4)
-        && (dst.row_mut(0).as_ptr() as usize).is_multiple_of(16)
 }
 
 /// Orders the non-temporal stores of [`taps_row_f32_to`] before whatever the caller does next
@@ -213,6 +213,15 @@ fn rows<const SCALE: bool, const STREAM: bool, const BLOCK: usize>(
         *c = &t[..w];
     }
     let taps = &cut[..taps.len()];
+    // Streaming: the first up to 3 pixels one by one, so that the blocks start on 16 bytes.
+    let lead = if STREAM {
+        (out.as_ptr() as usize).wrapping_neg() % 16 / 4
+    } else {
+        0
+    };
+    if STREAM && w < BLOCK + lead {
+        return rows::<SCALE, false, BLOCK>(taps, coeffs, scale, out);
+    }
     if w < BLOCK && BLOCK > 8 && w >= 8 {
         return rows::<SCALE, false, 8>(taps, coeffs, scale, out);
     }
@@ -226,7 +235,14 @@ fn rows<const SCALE: bool, const STREAM: bool, const BLOCK: usize>(
         }
         return;
     }
-    let mut x = 0;
+    for (x, o) in out.iter_mut().enumerate().take(lead) {
+        let mut s = 0.0f32;
+        for (t, &c) in taps.iter().zip(coeffs) {
+            s += c * t[x];
+        }
+        *o = if SCALE { s * scale } else { s };
+    }
+    let mut x = lead;
     while x < w {
         // The last block overlaps the one before; it recomputes the same values.
         let xs = x.min(w - BLOCK);
@@ -334,6 +350,7 @@ pub(crate) fn conv2d_direct(
             }
         }
         let out = dst.row_mut(y);
+        // Plain stores: streamed, 3 × 3 at 3840 × 2160 ran at 1,520 Mpixel/s against 2,440.
         taps_row_f32(&taps[..k * k], coeffs, &mut out[r..r + n]);
         for x in (0..r).chain(w - r..w) {
             let mut s = 0.0f32;
