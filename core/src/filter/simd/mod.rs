@@ -12,12 +12,12 @@
 //! filter.
 //!
 //! This module and its per-ISA files (`sse2.rs`, `avx2.rs` and, for the box filter,
-//! `avx512.rs` on x86; `neon.rs`; `none.rs` elsewhere) hold the only
-//! `unsafe` code of the core: unaligned vector loads and stores through raw pointers whose
-//! bounds are checked once per row, and the view of `i32` scratch as `u16`. Instruction sets are
-//! chosen at compile time (`no_std` has no run-time detection); where a path is missing, its
-//! constructor returns `None` (or its function reports "not done") and callers keep the portable
-//! loops, which compute the same results.
+//! `avx512.rs` on x86; `neon.rs`; `none.rs` elsewhere) hold the integer filters' `unsafe`
+//! code: unaligned vector loads and stores through raw pointers whose bounds are checked once
+//! per row, and the view of `i32` scratch as `u16`. The baseline set (SSE2, NEON) is chosen at
+//! compile time, AVX2 and AVX-512 at run time ([`crate::cpu::active`]); where a path is
+//! missing, its constructor returns `None` (or its function reports "not done") and callers
+//! keep the portable loops, which compute the same results.
 //!
 //! Exactness: every product of a pixel (`0..=255`) and an `i16` coefficient is exact in `i32`,
 //! and integer addition is associative, so pairing taps and summing in any order gives the sum
@@ -263,9 +263,9 @@ pub(crate) const BOX_DIV: [(u16, u32); MAX_KERNEL_SIZE.div_ceil(2)] = [
 ];
 
 /// One box-filter output row from column sums: `out[x] = ⌊(s + area/2) / area⌋` of the window
-/// sum `s = Σ_{t<k} sums[x + t]` (what `div_round` computes): with AVX-512 or AVX2 by [`BOX_DIV`]'s
-/// 16-bit multiply-high, with SSE2 as `div_round` does (`(s + area/2)·recip >> 32`, in 16-bit
-/// pieces). Returns `false`, writing nothing, where this build has no SIMD path,
+/// sum `s = Σ_{t<k} sums[x + t]` (what `div_round` computes): with AVX-512 or AVX2 by
+/// [`BOX_DIV`]'s 16-bit multiply-high, with SSE2 as `div_round` does (`(s + area/2)·recip >>
+/// 32`, in 16-bit pieces). Returns `false`, writing nothing, where this build has no SIMD path,
 /// `out.len() < LANES`, `area` is 1 or not `k²`. `sums` must hold `out.len() + k − 1`
 /// elements, each window sum must be at most `255·area`, and `recip = ⌈2^32 / area⌉`.
 pub(crate) fn box_row(sums: &[u16], k: usize, area: u32, recip: u32, out: &mut [u8]) -> bool {
