@@ -466,9 +466,9 @@ fn read<'x>(
     r.ok_or(Error::InvalidArgument)
 }
 
-/// `f32` elements to allocate beyond [`Plan::arena_len`] (or [`Plan::scratch_len`],
-/// [`Plan::prepared_len`]) so that [`cache_aligned`] finds that many elements from a 64-byte
-/// boundary in any `f32` buffer.
+/// `f32` elements to allocate beyond [`Plan::arena_len`] (or [`Plan::scratch_len`]) so that
+/// [`cache_aligned`] finds that many elements from a 64-byte boundary in any `f32` buffer
+/// ([`page_align_slack`] for [`page_aligned`]).
 pub const CACHE_ALIGN_SLACK: usize = 15;
 
 /// The `len` elements of `buf` from its first element on a 64-byte (cache line) boundary, or
