@@ -577,7 +577,9 @@ fn small_pointwise_shapes() -> Vec<Conv2dShape> {
 /// padding 3, MobileNetV2's 3×3 padding 1, asymmetric padding, top rows and left columns wholly
 /// in the padding of some taps, rows ending inside and past the right padding), strides 3 and 4
 /// (AlexNet's 11×11 stride 4 with 1 channel, so that its weights fit), 4 channels, rows of 48
-/// (tiles only) and 64 outputs, batch 2; the last ones take the plain loops (a 15-pixel row, 24
+/// (tiles only) and 64 outputs, batch 2, 4 channels of 7×7 stride 4 whose split rows fit the
+/// ring for groups of 2 output rows (60 outputs a row) and only for single rows (76), output
+/// heights that leave a last group of 1 or 2 rows; the last ones take the plain loops (a 15-pixel row, 24
 /// output channels, 5 channels, stride 1, unequal strides, padding as wide as the kernel, 80
 /// channels of 7×7×3 weights: more than the stack copy holds).
 fn first_layer_shapes() -> Vec<Conv2dShape> {
@@ -599,6 +601,8 @@ fn first_layer_shapes() -> Vec<Conv2dShape> {
         (2, 4, 11, 96, 16, (3, 3), 2, [1, 0, 0, 1]),
         (1, 3, 9, 127, 16, (4, 4), 2, [1; 4]),
         (1, 3, 11, 200, 16, (6, 6), 4, [0, 5, 5, 0]),
+        (1, 4, 15, 243, 16, (7, 7), 4, [0; 4]),
+        (1, 4, 15, 307, 16, (7, 7), 4, [0; 4]),
         (1, 3, 31, 31, 16, (3, 3), 2, [0; 4]),
         (1, 3, 17, 40, 24, (3, 3), 2, [0; 4]),
         (1, 5, 9, 40, 16, (3, 3), 2, [1; 4]),

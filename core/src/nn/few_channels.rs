@@ -7,15 +7,18 @@
 //! the L2 in partial lines. Here a register holds 16 output pixels of one channel instead: a
 //! tile of 3 such vectors × 8 channels (24 accumulators) takes, per tap, 3 input vectors and 8
 //! broadcast weights, and is stored straight into the channel planes (whole vectors), with the
-//! bias and a ReLU / ReLU6 / Clip clamp applied in registers. The rest of a row runs in single
-//! vectors, the last shifted left to end at the row's end (its first lanes recompute,
-//! identically, outputs already stored).
+//! bias and a ReLU / ReLU6 / Clip clamp applied in registers. The tiles run along the vectors of
+//! up to 3 output rows as one sequence (a tile may end one row and start the next), so that a
+//! row of 7 vectors (112 pixels) leaves no single-vector rest; each row's last vector is shifted
+//! left to end at the row's end (its first lanes recompute, identically, outputs already
+//! stored), and a group's last 1 or 2 vectors run as a smaller tile.
 //!
 //! The input rows a tile reads are first copied, zero-padded and split into `stride` phase rows
-//! (phase `f` holds padded columns `f, f + s, f + 2s, …`), into a ring of `kh` rows per input
-//! channel on the stack: each input row is split once (and kept while the next output rows
-//! need it), and every tap of 16 output pixels is then one unaligned load, with no border
-//! case and no de-interleave in the tile loop.
+//! (phase `f` holds padded columns `f, f + s, f + 2s, …`), into a ring of `kh + s·(R − 1)` rows
+//! per input channel on the stack (`R` output rows a group): each input row is split once (and
+//! kept while the next output rows need it), and every tap of 16 output pixels is then one
+//! unaligned load, with no border case and no de-interleave in the tile loop. The rows the next
+//! group splits are prefetched while this group's tiles run.
 //!
 //! With AVX-512 (x86-64-v4 active) a register holds 16 output pixels and a tile is 3 vectors ×
 //! 8 channels; with AVX2 and FMA only (x86-64-v3), 8 pixels and 3 vectors × 4 channels (12 of
@@ -41,9 +44,13 @@ const MAX_K: usize = 196;
 const MAX_WEIGHTS: usize = 10240;
 /// Most kernel rows and columns (row offsets and column offsets live in stack arrays).
 const MAX_KSIDE: usize = 16;
-/// Most values in the ring of split input rows (`c_in·kh·stride·L`, `L` the phase-row length,
-/// see [`ring_row_len`]): 24 KiB on the stack. ResNet-18's first layer needs 5 376.
-const MAX_RING: usize = 6144;
+/// Most values in the ring of split input rows (`c_in·(kh + s·(R − 1))·s·L` for groups of `R`
+/// output rows, `L` the phase-row length, see [`ring_row_len`]): 48 KiB on the stack. A layer
+/// applies where one row's ring fits (ResNet-18's first layer needs 5 376); the driver takes
+/// groups of 3 or 2 rows where theirs fits (ResNet-18's: 8 448 for 3).
+const MAX_RING: usize = 12288;
+/// Most output rows whose tiles run as one sequence ([`x86`]'s `drive`).
+const MAX_GROUP: usize = 3;
 
 /// Length of one phase row of the ring: the highest element read is `ow − 1 + (kw − 1)/s`
 /// (output pixel `ow − 1`, tap `kw − 1`), rounded up to whole vectors (the rows are split 16
@@ -114,12 +121,29 @@ pub(crate) fn conv(
 #[allow(unsafe_code)]
 mod x86 {
     use super::{
-        ring_row_len, Clamp, Conv2dShape, ConvDims, CHANNELS, MAX_C_IN, MAX_K, MAX_KSIDE, MAX_RING,
-        MAX_WEIGHTS, PIXELS,
+        ring_row_len, Clamp, Conv2dShape, ConvDims, CHANNELS, MAX_C_IN, MAX_GROUP, MAX_K,
+        MAX_KSIDE, MAX_RING, MAX_WEIGHTS, PIXELS,
     };
 
-    /// Most split rows the ring holds (`c_in·kh`).
+    /// Most split rows an output row reads (`c_in·kh`).
     const MAX_ROWS: usize = MAX_C_IN * MAX_KSIDE;
+    /// Most ring slots (`c_in·(kh + s·(R − 1))`, stride at most 4).
+    const MAX_SLOTS: usize = MAX_C_IN * (MAX_KSIDE + 4 * (MAX_GROUP - 1));
+
+    /// The ring offsets of the split rows each output row of a group reads: for row `r` of the
+    /// group, input channel `ic` and kernel row `ky`, `[r][ic·kh + ky]`.
+    type Rows = [[usize; MAX_ROWS]; MAX_GROUP];
+
+    /// Where the output vectors of a group of rows start: `(row in the group, column)`, row by
+    /// row, each row's vectors left to right and its last one ending at the row's end (its
+    /// first lanes recompute, identically, outputs already stored). Tiles take consecutive
+    /// entries, so a tile may span two rows.
+    #[inline(always)]
+    fn vector_at(ow: usize, lanes: usize, i: usize) -> (usize, usize) {
+        let n = ow.div_ceil(lanes);
+        let (r, v) = (i / n, i % n);
+        (r, (v * lanes).min(ow - lanes))
+    }
 
     /// The geometry a tile needs.
     struct Geo {
@@ -128,9 +152,21 @@ mod x86 {
         kw: usize,
         ow: usize,
         ohw: usize,
-        oh: usize,
         /// Ring offset of each kernel column within a split row.
         koff: [usize; MAX_KSIDE],
+    }
+
+    /// Asks for `row`'s cache lines in the L1 (a hint: no effect on results).
+    #[inline(always)]
+    fn prefetch_row(row: &[f32]) {
+        #[cfg(target_arch = "x86")]
+        use core::arch::x86::{_mm_prefetch, _MM_HINT_T0};
+        #[cfg(target_arch = "x86_64")]
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        for i in (0..row.len()).step_by(16) {
+            // SAFETY: a prefetch of an address inside `row`; SSE is part of x86-64.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(i).cast()) };
+        }
     }
 
     /// What an instruction set gives the shared driver [`drive`].
@@ -147,19 +183,21 @@ mod x86 {
         /// The instruction set is enabled in the caller.
         unsafe fn split_row(&self, s: &Conv2dShape, plane: &[f32], pr: usize, dst: &mut [f32]);
 
-        /// Output row `oy` of the 16 channels of one block (weights `wc`, `K × 16` tap-major;
-        /// bias `bv`), clamped, stored into the channels' planes of `yc`; the input row of
-        /// channel `ic`, kernel row `ky` is the split row at `ring[rows[ic·kh + ky]..]`.
+        /// Output rows `oy .. oy + nr` of the 16 channels of one block (weights `wc`, `K × 16`
+        /// tap-major; bias `bv`), clamped, stored into the channels' planes of `yc`; for row
+        /// `oy + r`, the input row of channel `ic`, kernel row `ky` is the split row at
+        /// `ring[rows[r][ic·kh + ky]..]`.
         ///
         /// # Safety
-        /// The instruction set is enabled in the caller; `oy < oh`, `rows` ring offsets of
-        /// whole split rows, and the bounds asserted by [`drive`].
+        /// The instruction set is enabled in the caller; `1 ≤ nr ≤ MAX_GROUP`, `oy + nr ≤ oh`,
+        /// `rows[..nr]` ring offsets of whole split rows, and the bounds asserted by [`drive`].
         #[allow(clippy::too_many_arguments)]
-        unsafe fn block_row(
+        unsafe fn block_rows(
             &self,
             g: &Geo,
             ring: &[f32],
-            rows: &[usize; MAX_ROWS],
+            rows: &Rows,
+            nr: usize,
             wc: &[f32],
             bv: &[f32; CHANNELS],
             clamp: Clamp,
@@ -231,7 +269,15 @@ mod x86 {
         let (oh, ow, k, st) = (d.out_h, d.out_w, d.k, s.stride_w);
         let (plane, ohw) = (s.h * s.w, oh * ow);
         let len = isa.len();
-        let ring_len = s.c_in * s.kh * st * len;
+        // Output rows per group: the most (up to MAX_GROUP) whose split rows fit the ring
+        // together, so that the tiles run on through a row's end into the next row.
+        let slots = |r: usize| s.kh + st * (r - 1);
+        let group = (1..=MAX_GROUP)
+            .rev()
+            .find(|&r| s.c_in * slots(r) * st * len <= MAX_RING)
+            .unwrap_or(1);
+        let nslots = slots(group);
+        let ring_len = s.c_in * nslots * st * len;
         // Checked once: every tile below reads inside the ring (phase-row element
         // `ox + kx/s + i ≤ ow − 1 + (kw − 1)/s < len`) and the weights, and writes inside `y`.
         assert!(
@@ -243,6 +289,7 @@ mod x86 {
                 && s.c_in <= MAX_C_IN
                 && s.kh <= MAX_KSIDE
                 && s.kw <= MAX_KSIDE
+                && st <= 4
                 && ring_len <= MAX_RING
                 && s.c_out.is_multiple_of(CHANNELS)
                 && x.len() >= s.n * s.c_in * plane
@@ -261,7 +308,6 @@ mod x86 {
             kw: s.kw,
             ow,
             ohw,
-            oh,
             koff,
         };
         // Every block's weights tap-major: block `c0/16`, tap `t` at `c0·k + 16·t`.
@@ -277,24 +323,38 @@ mod x86 {
             let xb = &x[b * s.c_in * plane..][..s.c_in * plane];
             let yb = &mut y[b * s.c_out * ohw..][..s.c_out * ohw];
             // Padded row held by each ring slot (none yet).
-            let mut held = [usize::MAX; MAX_ROWS];
-            for oy in 0..oh {
-                // The kh padded rows oy·s .. + kh, each in slot `row mod kh` of every channel
-                // (the rows replaced are those output row oy − 1 read and oy does not): each
-                // input row is split once, for all blocks of output channels.
-                let mut rows = [0usize; MAX_ROWS];
-                for ky in 0..s.kh {
-                    let pr = oy * st + ky;
-                    let slot = pr % s.kh;
-                    for ic in 0..s.c_in {
-                        let r = (ic * s.kh + slot) * st * len;
-                        if held[ic * s.kh + slot] != pr {
-                            let src = &xb[ic * plane..][..plane];
-                            // SAFETY: the caller enables `I`'s instruction set.
-                            unsafe { isa.split_row(s, src, pr, &mut ring[r..r + st * len]) };
-                            held[ic * s.kh + slot] = pr;
+            let mut held = [usize::MAX; MAX_SLOTS];
+            for oy in (0..oh).step_by(group) {
+                let nr = group.min(oh - oy);
+                // The padded rows oy·s .. (oy + nr − 1)·s + kh, each in slot `row mod nslots`
+                // of every channel (the rows replaced are those earlier groups read and this
+                // one does not): each input row is split once, for all blocks of channels.
+                let mut rows: Rows = [[0; MAX_ROWS]; MAX_GROUP];
+                for (r, rr) in rows.iter_mut().enumerate().take(nr) {
+                    for ky in 0..s.kh {
+                        let pr = (oy + r) * st + ky;
+                        let slot = pr % nslots;
+                        for ic in 0..s.c_in {
+                            let at = (ic * nslots + slot) * st * len;
+                            if held[ic * nslots + slot] != pr {
+                                let src = &xb[ic * plane..][..plane];
+                                // SAFETY: the caller enables `I`'s instruction set.
+                                unsafe { isa.split_row(s, src, pr, &mut ring[at..at + st * len]) };
+                                held[ic * nslots + slot] = pr;
+                            }
+                            rr[ic * s.kh + ky] = at;
                         }
-                        rows[ic * s.kh + ky] = r;
+                    }
+                }
+                // The input rows the next group splits first, towards the L1 while this
+                // group's tiles run: the split would otherwise wait on each row's lines.
+                let next = (oy + nr) * st + s.kh - st;
+                for pr in next..next + st * group {
+                    let iy = pr.wrapping_sub(s.pad_top);
+                    if iy < s.h {
+                        for ic in 0..s.c_in {
+                            prefetch_row(&xb[ic * plane + iy * s.w..][..s.w]);
+                        }
                     }
                 }
                 let ring = &ring[..ring_len];
@@ -305,10 +365,10 @@ mod x86 {
                     }
                     let wc = &wt[c0 * k..][..CHANNELS * k];
                     let yc = &mut yb[c0 * ohw..][..CHANNELS * ohw];
-                    // SAFETY: the caller enables `I`'s instruction set; `oy < oh`, `rows`
-                    // holds ring offsets of whole split rows, and the bounds asserted above
-                    // keep the tiles inside `ring`, `wc` and `yc`.
-                    unsafe { isa.block_row(&g, ring, &rows, wc, &bv, clamp, oy, yc) };
+                    // SAFETY: the caller enables `I`'s instruction set; `1 ≤ nr ≤ MAX_GROUP`,
+                    // `oy + nr ≤ oh`, `rows[..nr]` holds ring offsets of whole split rows, and
+                    // the bounds asserted above keep the tiles inside `ring`, `wc` and `yc`.
+                    unsafe { isa.block_rows(&g, ring, &rows, nr, wc, &bv, clamp, oy, yc) };
                 }
             }
         }
@@ -321,7 +381,7 @@ mod x86 {
         #[cfg(target_arch = "x86_64")]
         use core::arch::x86_64::*;
 
-        use super::{Clamp, Conv2dShape, Geo, Isa, CHANNELS, MAX_ROWS, PIXELS};
+        use super::{vector_at, Clamp, Conv2dShape, Geo, Isa, Rows, CHANNELS, PIXELS};
 
         /// Vectors of output pixels per register tile.
         const TILE_P: usize = 3;
@@ -363,37 +423,41 @@ mod x86 {
                 split_row(s, &self.split, plane, pr, dst);
             }
 
-            /// Tiles of 3 vectors × 8 channels along the row, then single vectors, the last
-            /// shifted left to end at the row's end.
+            /// Tiles of 3 vectors × 8 channels along the group's sequence of output vectors
+            /// ([`vector_at`]), then one of 2 or 1 for the rest.
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
-            unsafe fn block_row(
+            unsafe fn block_rows(
                 &self,
                 g: &Geo,
                 ring: &[f32],
-                rows: &[usize; MAX_ROWS],
+                rows: &Rows,
+                nr: usize,
                 wc: &[f32],
                 bv: &[f32; CHANNELS],
                 clamp: Clamp,
                 oy: usize,
                 yc: &mut [f32],
             ) {
-                let ow = g.ow;
+                let n = nr * g.ow.div_ceil(PIXELS);
+                let at = |i: usize| vector_at(g.ow, PIXELS, i);
                 for c in (0..CHANNELS).step_by(TILE_C) {
-                    let mut ox = 0;
-                    // SAFETY (the three calls): AVX-512 is enabled in the caller;
-                    // `ox + 16·P ≤ ow`, `c + 8 ≤ 16`, and the rest is the caller's contract.
-                    while ox + TILE_P * PIXELS <= ow {
-                        unsafe { tile::<TILE_P>(g, ring, rows, wc, bv, c, clamp, oy, ox, yc) };
-                        ox += TILE_P * PIXELS;
+                    let mut i = 0;
+                    // SAFETY (the calls): AVX-512 is enabled in the caller; every vector lies in
+                    // row `oy + r < oy + nr` at `0 ≤ ox ≤ ow − PIXELS`, `c + 8 ≤ 16`, and the rest
+                    // is the caller's contract.
+                    while i + TILE_P <= n {
+                        let v = core::array::from_fn(|p| at(i + p));
+                        unsafe { tile::<TILE_P>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
+                        i += TILE_P;
                     }
-                    while ox + PIXELS <= ow {
-                        unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, ox, yc) };
-                        ox += PIXELS;
-                    }
-                    if ox < ow {
-                        let at = ow - PIXELS;
-                        unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, at, yc) };
+                    match n - i {
+                        2 => {
+                            let v = [at(i), at(i + 1)];
+                            unsafe { tile::<2>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
+                        }
+                        1 => unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, [at(i)], yc) },
+                        _ => {}
                     }
                 }
             }
@@ -488,39 +552,42 @@ mod x86 {
             }
         }
 
-        /// `16·P` output pixels `(oy, ox..ox + 16·P)` of channels `c0 .. c0 + TILE_C` of the block
-        /// (weights `wc`, `K × 16`; bias `bv`), clamped, stored into the channels' planes of `yc`;
-        /// the input row of channel `ic`, kernel row `ky` is the split row at `ring[rows[ic·kh + ky]..]`.
+        /// `P` vectors of 16 output pixels, vector `p` at `(oy + v[p].0, v[p].1 .. + 16)`, of
+        /// channels `c0 .. c0 + TILE_C` of the block (weights `wc`, `K × 16`; bias `bv`),
+        /// clamped, stored into the channels' planes of `yc`; for row `oy + r` the input row of
+        /// channel `ic`, kernel row `ky` is the split row at `ring[rows[r][ic·kh + ky]..]`.
         ///
         /// # Safety
-        /// AVX-512 F and FMA; `ox + 16·P ≤ ow`, `oy < oh`, `c0 + TILE_C ≤ 16`, `rows` ring offsets
-        /// of whole split rows, and the bounds asserted by `conv`.
+        /// AVX-512 F and FMA; each `v[p].1 + 16 ≤ ow`, `oy + v[p].0 < oh`, `c0 + TILE_C ≤ 16`,
+        /// `rows[v[p].0]` ring offsets of whole split rows, and the bounds asserted by `drive`.
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
         unsafe fn tile<const P: usize>(
             g: &Geo,
             ring: &[f32],
-            rows: &[usize; MAX_ROWS],
+            rows: &Rows,
             wc: &[f32],
             bv: &[f32; CHANNELS],
             c0: usize,
             clamp: Clamp,
             oy: usize,
-            ox: usize,
+            v: [(usize, usize); P],
             yc: &mut [f32],
         ) {
             let mut acc: [[__m512; P]; TILE_C] =
                 core::array::from_fn(|c| [_mm512_set1_ps(bv[c0 + c]); P]);
             let wp = wc.as_ptr().add(c0);
-            let rp = ring.as_ptr().add(ox);
+            let rp = ring.as_ptr();
             let mut tap = 0;
-            for r in rows.iter().take(g.c_in * g.kh) {
-                let row = rp.add(*r);
+            // `j` indexes the split rows of each vector's own output row.
+            #[allow(clippy::needless_range_loop)]
+            for j in 0..g.c_in * g.kh {
+                let row: [*const f32; P] =
+                    core::array::from_fn(|p| rp.add(rows[v[p].0][j] + v[p].1));
                 for &ko in g.koff.iter().take(g.kw) {
-                    // Elements ox + kx/s + 16p .. + 15 of the tap's phase row: inside it, as
-                    // ox + 16·P ≤ ow and the row holds ow + (kw − 1)/s values.
-                    let xv: [__m512; P] =
-                        core::array::from_fn(|p| _mm512_loadu_ps(row.add(ko + PIXELS * p)));
+                    // Elements ox + kx/s .. + 15 of the tap's phase row: inside it, as
+                    // ox + 16 ≤ ow and the row holds ow + (kw − 1)/s values.
+                    let xv: [__m512; P] = core::array::from_fn(|p| _mm512_loadu_ps(row[p].add(ko)));
                     let wt = wp.add(tap * CHANNELS);
                     for (c, a) in acc.iter_mut().enumerate() {
                         let wv = _mm512_set1_ps(*wt.add(c));
@@ -532,13 +599,13 @@ mod x86 {
                 }
             }
             let (lo, hi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
-            let yp = yc.as_mut_ptr().add((c0 * g.oh + oy) * g.ow + ox);
+            let yp = yc.as_mut_ptr().add(c0 * g.ohw);
             for (c, a) in acc.iter().enumerate() {
-                for (p, &ap) in a.iter().enumerate() {
+                for (&ap, &(r, ox)) in a.iter().zip(&v) {
                     // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand),
                     // and keep −0.0 against a bound of 0.0, as `depthwise::clip`.
-                    let v = _mm512_min_ps(hi, _mm512_max_ps(lo, ap));
-                    _mm512_storeu_ps(yp.add(c * g.ohw + p * PIXELS), v);
+                    let o = _mm512_min_ps(hi, _mm512_max_ps(lo, ap));
+                    _mm512_storeu_ps(yp.add(c * g.ohw + (oy + r) * g.ow + ox), o);
                 }
             }
         }
@@ -551,7 +618,7 @@ mod x86 {
         #[cfg(target_arch = "x86_64")]
         use core::arch::x86_64::*;
 
-        use super::{Clamp, Conv2dShape, Geo, Isa, CHANNELS, MAX_ROWS};
+        use super::{vector_at, Clamp, Conv2dShape, Geo, Isa, Rows, CHANNELS};
         use crate::nn::depthwise::avx2::deinterleave;
 
         /// Output pixels per vector.
@@ -620,66 +687,66 @@ mod x86 {
                 }
             }
 
-            /// Tiles of 3 vectors × 4 channels along the row; the rest (fewer than 24 pixels)
-            /// in a tile of 2 vectors and one of 1 or 2 vectors ending at the row's end (its
-            /// first lanes recompute, identically, outputs already stored).
+            /// Tiles of 3 vectors × 4 channels along the group's sequence of output vectors
+            /// ([`vector_at`]), then one of 2 or 1 for the rest.
             #[inline(always)]
             #[allow(clippy::too_many_arguments)]
-            unsafe fn block_row(
+            unsafe fn block_rows(
                 &self,
                 g: &Geo,
                 ring: &[f32],
-                rows: &[usize; MAX_ROWS],
+                rows: &Rows,
+                nr: usize,
                 wc: &[f32],
                 bv: &[f32; CHANNELS],
                 clamp: Clamp,
                 oy: usize,
                 yc: &mut [f32],
             ) {
-                let ow = g.ow;
+                let n = nr * g.ow.div_ceil(LANES);
+                let at = |i: usize| vector_at(g.ow, LANES, i);
                 for c in (0..CHANNELS).step_by(TILE_C) {
-                    let mut ox = 0;
-                    // SAFETY (the calls): AVX2 and FMA are enabled in the caller; each tile
-                    // ends at or before `ow` and starts at or after 0 (`ow ≥ 16`);
-                    // `c + 4 ≤ 16`; the rest is the caller's contract.
-                    while ox + TILE_P * LANES <= ow {
-                        unsafe { tile::<TILE_P>(g, ring, rows, wc, bv, c, clamp, oy, ox, yc) };
-                        ox += TILE_P * LANES;
+                    let mut i = 0;
+                    // SAFETY (the calls): AVX2 and FMA are is enabled in the caller; every vector lies in
+                    // row `oy + r < oy + nr` at `0 ≤ ox ≤ ow − LANES`, `c + 4 ≤ 16`, and the rest
+                    // is the caller's contract.
+                    while i + TILE_P <= n {
+                        let v = core::array::from_fn(|p| at(i + p));
+                        unsafe { tile::<TILE_P>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
+                        i += TILE_P;
                     }
-                    if ox + 2 * LANES <= ow {
-                        unsafe { tile::<2>(g, ring, rows, wc, bv, c, clamp, oy, ox, yc) };
-                        ox += 2 * LANES;
-                    }
-                    if ow - ox > LANES {
-                        let at = ow - 2 * LANES;
-                        unsafe { tile::<2>(g, ring, rows, wc, bv, c, clamp, oy, at, yc) };
-                    } else if ox < ow {
-                        let at = ow - LANES;
-                        unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, at, yc) };
+                    match n - i {
+                        2 => {
+                            let v = [at(i), at(i + 1)];
+                            unsafe { tile::<2>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
+                        }
+                        1 => unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, [at(i)], yc) },
+                        _ => {}
                     }
                 }
             }
         }
 
-        /// `8·P` output pixels `(oy, ox..ox + 8·P)` of channels `c0 .. c0 + TILE_C` of the
-        /// block (weights `wc`, `K × 16`; bias `bv`), clamped, stored into the channels'
-        /// planes of `yc`: the AVX-512 tile's arithmetic, 8 lanes wide.
+        /// `P` vectors of 8 output pixels, vector `p` at `(oy + v[p].0, v[p].1 .. + 8)`, of
+        /// channels `c0 .. c0 + TILE_C` of the block (weights `wc`, `K × 16`; bias `bv`),
+        /// clamped, stored into the channels' planes of `yc`: the AVX-512 tile's arithmetic,
+        /// 8 lanes wide.
         ///
         /// # Safety
-        /// AVX2 and FMA; `ox + 8·P ≤ ow`, `oy < oh`, `c0 + TILE_C ≤ 16`, `rows` ring offsets
-        /// of whole split rows, and the bounds asserted by `drive`.
+        /// AVX2 and FMA; each `v[p].1 + 8 ≤ ow`, `oy + v[p].0 < oh`, `c0 + TILE_C ≤ 16`,
+        /// `rows[v[p].0]` ring offsets of whole split rows, and the bounds asserted by `drive`.
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
         unsafe fn tile<const P: usize>(
             g: &Geo,
             ring: &[f32],
-            rows: &[usize; MAX_ROWS],
+            rows: &Rows,
             wc: &[f32],
             bv: &[f32; CHANNELS],
             c0: usize,
             clamp: Clamp,
             oy: usize,
-            ox: usize,
+            v: [(usize, usize); P],
             yc: &mut [f32],
         ) {
             // SAFETY: the function's contract.
@@ -687,15 +754,18 @@ mod x86 {
                 let mut acc: [[__m256; P]; TILE_C] =
                     core::array::from_fn(|c| [_mm256_set1_ps(bv[c0 + c]); P]);
                 let wp = wc.as_ptr().add(c0);
-                let rp = ring.as_ptr().add(ox);
+                let rp = ring.as_ptr();
                 let mut tap = 0;
-                for r in rows.iter().take(g.c_in * g.kh) {
-                    let row = rp.add(*r);
+                // `j` indexes the split rows of each vector's own output row.
+                #[allow(clippy::needless_range_loop)]
+                for j in 0..g.c_in * g.kh {
+                    let row: [*const f32; P] =
+                        core::array::from_fn(|p| rp.add(rows[v[p].0][j] + v[p].1));
                     for &ko in g.koff.iter().take(g.kw) {
-                        // Elements ox + kx/s + 8p .. + 7 of the tap's phase row: inside it, as
-                        // ox + 8·P ≤ ow and the row holds ow + (kw − 1)/s values.
+                        // Elements ox + kx/s .. + 7 of the tap's phase row: inside it, as
+                        // ox + 8 ≤ ow and the row holds ow + (kw − 1)/s values.
                         let xv: [__m256; P] =
-                            core::array::from_fn(|p| _mm256_loadu_ps(row.add(ko + LANES * p)));
+                            core::array::from_fn(|p| _mm256_loadu_ps(row[p].add(ko)));
                         let wt = wp.add(tap * CHANNELS);
                         for (c, a) in acc.iter_mut().enumerate() {
                             let wv = _mm256_broadcast_ss(&*wt.add(c));
@@ -707,13 +777,13 @@ mod x86 {
                     }
                 }
                 let (lo, hi) = (_mm256_set1_ps(clamp.0), _mm256_set1_ps(clamp.1));
-                let yp = yc.as_mut_ptr().add((c0 * g.oh + oy) * g.ow + ox);
+                let yp = yc.as_mut_ptr().add(c0 * g.ohw);
                 for (c, a) in acc.iter().enumerate() {
-                    for (p, &ap) in a.iter().enumerate() {
+                    for (&ap, &(r, ox)) in a.iter().zip(&v) {
                         // max(lo, x) and min(hi, x) return `x` when it is NaN (the second
                         // operand), and keep −0.0 against a bound of 0.0, as the AVX-512 tile.
-                        let v = _mm256_min_ps(hi, _mm256_max_ps(lo, ap));
-                        _mm256_storeu_ps(yp.add(c * g.ohw + p * LANES), v);
+                        let o = _mm256_min_ps(hi, _mm256_max_ps(lo, ap));
+                        _mm256_storeu_ps(yp.add(c * g.ohw + (oy + r) * g.ow + ox), o);
                     }
                 }
             }
