@@ -429,11 +429,12 @@ pub struct FilterTuning {
 pub enum ColsMode {
     /// `off`: never.
     Off,
-    /// `auto` (the default): 7 taps, where the streaming kernel would run
-    /// ([`FilterTuning::uses_cols`]): on the H200, Gaussian 7 `f32` at 3840 × 2160 1.10× the
-    /// streaming kernel; 5 taps 0.97× (BENCHMARKS.md).
+    /// `auto` (the default): 3, 5 and 7 taps at every size while `MVISION_FILTER_STREAM` is
+    /// `auto` ([`FilterTuning::uses_cols`]): on the H200, with border tiles loading vectors,
+    /// 1.2–1.5× the streaming kernel at 3840 × 2160 and the halo tile at 1920 × 1080
+    /// (BENCHMARKS.md). With the streaming setting `on` or `off` those kernels run.
     Auto,
-    /// `on`: 3, 5 and 7 taps at every size; for tests and comparisons.
+    /// `on`: 3, 5 and 7 taps at every size, whatever the streaming setting.
     On,
 }
 
@@ -711,7 +712,12 @@ impl FilterTuning {
     pub fn uses_cols(&self, k: usize, width: usize, height: usize) -> bool {
         match self.cols {
             ColsMode::Off => false,
-            ColsMode::Auto => k == 7 && self.streams_separable(k, width, height),
+            // Measured to win at every size on the H200 once border tiles load vectors (the
+            // explicit streaming or halo-tile settings keep their kernels, for tests).
+            ColsMode::Auto => {
+                let _ = (width, height);
+                matches!(k, 3 | 5 | 7) && self.stream == StreamMode::Auto
+            }
             ColsMode::On => matches!(k, 3 | 5 | 7),
         }
     }

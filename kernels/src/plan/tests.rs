@@ -181,8 +181,8 @@ fn separable_filters_finish_by_shift_or_box_mean() {
     if crate::FilterTuning::get() != crate::FilterTuning::DEFAULT {
         return; // the kernel choice below is the default tuning's (MVISION_FILTER_STREAM* set)
     }
-    // Small images: the halo tile (auto streams separable filters on big launches only).
-    assert_eq!(l.kernel, names::SEP_FILTER_F32_TILED);
+    // f32 square separable filters of 3, 5 and 7 taps take the column tile at every size.
+    assert_eq!(l.kernel, names::SEP_FILTER_F32_COLS);
     let (big_w, big_h) = (3840, 2160);
     let l = p
         .box_blur_u8(
@@ -194,11 +194,9 @@ fn separable_filters_finish_by_shift_or_box_mean() {
         .unwrap();
     assert_eq!(l.kernel, names::SEP_FILTER_U8_STREAM);
     assert_eq!(l.global, [960, 540], "one work-item per 4 × 4 outputs");
-    // f32: one streaming kernel per tap count (7 taps take the column tile under auto).
-    for (k, name) in [
-        (3, names::SEP_FILTER_F32_STREAM_K3),
-        (5, names::SEP_FILTER_F32_STREAM_K5),
-    ] {
+    // f32: the column tile for 3, 5 and 7 taps (the streaming kernels, one per tap count, run
+    // under MVISION_FILTER_STREAM=on).
+    for k in [3, 5, 7] {
         let l = p
             .box_blur_f32(
                 img(1, big_w, big_h),
@@ -207,9 +205,13 @@ fn separable_filters_finish_by_shift_or_box_mean() {
                 Border::Replicate,
             )
             .unwrap();
-        assert_eq!(l.kernel, name, "{k} taps");
+        assert_eq!(l.kernel, names::SEP_FILTER_F32_COLS, "{k} taps");
         assert_eq!(l.global, [960, 540], "one work-item per 4 × 4 outputs");
     }
+    assert_eq!(
+        names::sep_filter_f32_stream(3),
+        Some(names::SEP_FILTER_F32_STREAM_K3)
+    );
     assert_eq!(
         names::sep_filter_f32_stream(7),
         Some(names::SEP_FILTER_F32_STREAM_K7)
@@ -226,7 +228,7 @@ fn separable_filters_finish_by_shift_or_box_mean() {
     assert_eq!(
         l.kernel,
         names::SEP_FILTER_F32_TILED,
-        "9 taps: no streaming kernel"
+        "9 taps: no streaming or column-tile kernel"
     );
 }
 
