@@ -318,19 +318,26 @@ pub(crate) fn horizontal_direct(row: &[f32], kx: &[f32], border: Border<f32>, ou
             *v = padded_at(row, first + j, r, border, fill);
         }
     }
-    let (mut left, mut right) = ([0.0f32; 8], [0.0f32; 8]);
-    for (t, &c) in kx.iter().enumerate() {
-        let (l, rt): (&[f32; 8], &[f32; 8]) = (
-            strip[0][t..t + 8].try_into().unwrap(),
-            strip[1][t..t + 8].try_into().unwrap(),
-        );
-        for i in 0..8 {
-            left[i] += c * l[i];
-            right[i] += c * rt[i];
+    let mut sums = [[0.0f32; 8]; 2];
+    border_lanes(&mut sums, &strip, kx);
+    out[..r].copy_from_slice(&sums[0][..r]);
+    out[w - r..].copy_from_slice(&sums[1][..r]);
+}
+
+/// Adds one kernel row's products to the border outputs of both sides, 8 lanes a side:
+/// `sums[side][i] += c_t · strip[side][i + t]` for each tap `t` of `coeffs`, in tap order (a
+/// multiply, then an add). Lane `i` is the side's output `i`, `strip[side]` the side's padded
+/// columns from the first that output 0 reads.
+#[inline(always)]
+fn border_lanes(sums: &mut [[f32; 8]; 2], strip: &[[f32; 24]; 2], coeffs: &[f32]) {
+    for (t, &c) in coeffs.iter().enumerate() {
+        for (s, half) in sums.iter_mut().zip(strip) {
+            let v: &[f32; 8] = half[t..t + 8].try_into().unwrap();
+            for (a, &x) in s.iter_mut().zip(v) {
+                *a += c * x;
+            }
         }
     }
-    out[..r].copy_from_slice(&left[..r]);
-    out[w - r..].copy_from_slice(&right[..r]);
 }
 
 /// Dense `k × k` convolution of an `f32` image, as `engine::conv2d` with the identity finish
@@ -402,21 +409,12 @@ pub(crate) fn conv2d_direct(
                 }
             }
         }
-        let (mut left, mut right) = ([0.0f32; 8], [0.0f32; 8]);
+        let mut sums = [[0.0f32; 8]; 2];
         for (st, cs) in strip.iter().zip(coeffs.chunks_exact(k)) {
-            for (kx, &c) in cs.iter().enumerate() {
-                let (l, rt): (&[f32; 8], &[f32; 8]) = (
-                    st[0][kx..kx + 8].try_into().unwrap(),
-                    st[1][kx..kx + 8].try_into().unwrap(),
-                );
-                for i in 0..8 {
-                    left[i] += c * l[i];
-                    right[i] += c * rt[i];
-                }
-            }
+            border_lanes(&mut sums, st, cs);
         }
-        out[..r].copy_from_slice(&left[..r]);
-        out[w - r..].copy_from_slice(&right[..r]);
+        out[..r].copy_from_slice(&sums[0][..r]);
+        out[w - r..].copy_from_slice(&sums[1][..r]);
     }
     Ok(())
 }
