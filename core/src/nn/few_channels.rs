@@ -183,27 +183,80 @@ mod x86 {
         /// The instruction set is enabled in the caller.
         unsafe fn split_row(&self, s: &Conv2dShape, plane: &[f32], pr: usize, dst: &mut [f32]);
 
-        /// Output rows `oy .. oy + nr` of the 16 channels of one block (weights `wc`, `K × 16`
-        /// tap-major; bias `bv`), clamped, stored into the channels' planes of `yc`; for row
-        /// `oy + r`, the input row of channel `ic`, kernel row `ky` is the split row at
-        /// `ring[rows[r][ic·kh + ky]..]`.
+        /// Output pixels per vector.
+        const LANES: usize;
+        /// Channels per register tile (of the 16 whose weights are re-laid out together).
+        const TILE_C: usize;
+
+        /// `P` vectors of [`Isa::LANES`] output pixels, vector `p` at
+        /// `(oy + v[p].0, v[p].1 .. + LANES)`, of channels `c0 .. c0 + TILE_C` of one block
+        /// (weights `wc`, `K × 16` tap-major; bias `bv`), clamped, stored into the channels'
+        /// planes of `yc`; for row `oy + r` the input row of channel `ic`, kernel row `ky` is
+        /// the split row at `ring[rows[r][ic·kh + ky]..]`.
         ///
         /// # Safety
-        /// The instruction set is enabled in the caller; `1 ≤ nr ≤ MAX_GROUP`, `oy + nr ≤ oh`,
-        /// `rows[..nr]` ring offsets of whole split rows, and the bounds asserted by [`drive`].
+        /// The instruction set is enabled in the caller; each `v[p].1 + LANES ≤ ow`,
+        /// `oy + v[p].0 < oh`, `c0 + TILE_C ≤ 16`, `rows[v[p].0]` ring offsets of whole split
+        /// rows, and the bounds asserted by [`drive`].
         #[allow(clippy::too_many_arguments)]
-        unsafe fn block_rows(
+        unsafe fn tile<const P: usize>(
             &self,
             g: &Geo,
             ring: &[f32],
             rows: &Rows,
-            nr: usize,
             wc: &[f32],
             bv: &[f32; CHANNELS],
+            c0: usize,
             clamp: Clamp,
             oy: usize,
+            v: [(usize, usize); P],
             yc: &mut [f32],
         );
+    }
+
+    /// Output rows `oy .. oy + nr` of the 16 channels of one block (weights `wc`, `K × 16`
+    /// tap-major; bias `bv`), clamped, stored into the channels' planes of `yc`: tiles of 3
+    /// vectors × [`Isa::TILE_C`] channels along the group's sequence of output vectors
+    /// ([`vector_at`]), then one of 2 or 1 for the rest.
+    ///
+    /// # Safety
+    /// The instruction set `I` implements is enabled in the caller; `1 ≤ nr ≤ MAX_GROUP`,
+    /// `oy + nr ≤ oh`, `rows[..nr]` ring offsets of whole split rows, and the bounds asserted
+    /// by [`drive`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn block_rows<I: Isa>(
+        isa: &I,
+        g: &Geo,
+        ring: &[f32],
+        rows: &Rows,
+        nr: usize,
+        wc: &[f32],
+        bv: &[f32; CHANNELS],
+        clamp: Clamp,
+        oy: usize,
+        yc: &mut [f32],
+    ) {
+        let n = nr * g.ow.div_ceil(I::LANES);
+        let at = |i: usize| vector_at(g.ow, I::LANES, i);
+        for c in (0..CHANNELS).step_by(I::TILE_C) {
+            let mut i = 0;
+            // SAFETY (the calls): the caller's contract; every vector lies in row
+            // `oy + r < oy + nr` at `0 ≤ ox ≤ ow − LANES`, and `c + TILE_C ≤ 16`.
+            while i + 3 <= n {
+                let v = core::array::from_fn(|p| at(i + p));
+                unsafe { isa.tile::<3>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
+                i += 3;
+            }
+            match n - i {
+                2 => {
+                    let v = [at(i), at(i + 1)];
+                    unsafe { isa.tile::<2>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
+                }
+                1 => unsafe { isa.tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, [at(i)], yc) },
+                _ => {}
+            }
+        }
     }
 
     /// [`super::conv`] on AVX-512.
@@ -368,7 +421,7 @@ mod x86 {
                     // SAFETY: the caller enables `I`'s instruction set; `1 ≤ nr ≤ MAX_GROUP`,
                     // `oy + nr ≤ oh`, `rows[..nr]` holds ring offsets of whole split rows, and
                     // the bounds asserted above keep the tiles inside `ring`, `wc` and `yc`.
-                    unsafe { isa.block_rows(&g, ring, &rows, nr, wc, &bv, clamp, oy, yc) };
+                    unsafe { block_rows(isa, &g, ring, &rows, nr, wc, &bv, clamp, oy, yc) };
                 }
             }
         }
@@ -381,10 +434,8 @@ mod x86 {
         #[cfg(target_arch = "x86_64")]
         use core::arch::x86_64::*;
 
-        use super::{vector_at, Clamp, Conv2dShape, Geo, Isa, Rows, CHANNELS, PIXELS};
+        use super::{Clamp, Conv2dShape, Geo, Isa, Rows, CHANNELS, PIXELS};
 
-        /// Vectors of output pixels per register tile.
-        const TILE_P: usize = 3;
         /// Channels per register tile (of the 16 whose weights are re-laid out together).
         /// Measured on SqueezeNet's first layer (AMD Zen 5, `nn_bench`, shared machine; the
         /// blocked method 0.28–0.30 ms in the same runs), vectors × channels: 1 × 16 0.42–0.53
@@ -423,43 +474,25 @@ mod x86 {
                 split_row(s, &self.split, plane, pr, dst);
             }
 
-            /// Tiles of 3 vectors × 8 channels along the group's sequence of output vectors
-            /// ([`vector_at`]), then one of 2 or 1 for the rest.
+            const LANES: usize = PIXELS;
+            const TILE_C: usize = TILE_C;
+
             #[inline(always)]
-            #[allow(clippy::too_many_arguments)]
-            unsafe fn block_rows(
+            unsafe fn tile<const P: usize>(
                 &self,
                 g: &Geo,
                 ring: &[f32],
                 rows: &Rows,
-                nr: usize,
                 wc: &[f32],
                 bv: &[f32; CHANNELS],
+                c0: usize,
                 clamp: Clamp,
                 oy: usize,
+                v: [(usize, usize); P],
                 yc: &mut [f32],
             ) {
-                let n = nr * g.ow.div_ceil(PIXELS);
-                let at = |i: usize| vector_at(g.ow, PIXELS, i);
-                for c in (0..CHANNELS).step_by(TILE_C) {
-                    let mut i = 0;
-                    // SAFETY (the calls): AVX-512 is enabled in the caller; every vector lies in
-                    // row `oy + r < oy + nr` at `0 ≤ ox ≤ ow − PIXELS`, `c + 8 ≤ 16`, and the rest
-                    // is the caller's contract.
-                    while i + TILE_P <= n {
-                        let v = core::array::from_fn(|p| at(i + p));
-                        unsafe { tile::<TILE_P>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
-                        i += TILE_P;
-                    }
-                    match n - i {
-                        2 => {
-                            let v = [at(i), at(i + 1)];
-                            unsafe { tile::<2>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
-                        }
-                        1 => unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, [at(i)], yc) },
-                        _ => {}
-                    }
-                }
+                // SAFETY: the trait method's contract.
+                unsafe { tile::<P>(g, ring, rows, wc, bv, c0, clamp, oy, v, yc) }
             }
         }
 
@@ -618,13 +651,11 @@ mod x86 {
         #[cfg(target_arch = "x86_64")]
         use core::arch::x86_64::*;
 
-        use super::{vector_at, Clamp, Conv2dShape, Geo, Isa, Rows, CHANNELS};
+        use super::{Clamp, Conv2dShape, Geo, Isa, Rows, CHANNELS};
         use crate::nn::depthwise::avx2::deinterleave;
 
         /// Output pixels per vector.
         const LANES: usize = 8;
-        /// Vectors of output pixels per register tile.
-        const TILE_P: usize = 3;
         /// Channels per register tile: 3 × 4 accumulators, 3 input vectors and a broadcast
         /// weight take the 16 registers.
         const TILE_C: usize = 4;
@@ -687,43 +718,25 @@ mod x86 {
                 }
             }
 
-            /// Tiles of 3 vectors × 4 channels along the group's sequence of output vectors
-            /// ([`vector_at`]), then one of 2 or 1 for the rest.
+            const LANES: usize = LANES;
+            const TILE_C: usize = TILE_C;
+
             #[inline(always)]
-            #[allow(clippy::too_many_arguments)]
-            unsafe fn block_rows(
+            unsafe fn tile<const P: usize>(
                 &self,
                 g: &Geo,
                 ring: &[f32],
                 rows: &Rows,
-                nr: usize,
                 wc: &[f32],
                 bv: &[f32; CHANNELS],
+                c0: usize,
                 clamp: Clamp,
                 oy: usize,
+                v: [(usize, usize); P],
                 yc: &mut [f32],
             ) {
-                let n = nr * g.ow.div_ceil(LANES);
-                let at = |i: usize| vector_at(g.ow, LANES, i);
-                for c in (0..CHANNELS).step_by(TILE_C) {
-                    let mut i = 0;
-                    // SAFETY (the calls): AVX2 and FMA are is enabled in the caller; every vector lies in
-                    // row `oy + r < oy + nr` at `0 ≤ ox ≤ ow − LANES`, `c + 4 ≤ 16`, and the rest
-                    // is the caller's contract.
-                    while i + TILE_P <= n {
-                        let v = core::array::from_fn(|p| at(i + p));
-                        unsafe { tile::<TILE_P>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
-                        i += TILE_P;
-                    }
-                    match n - i {
-                        2 => {
-                            let v = [at(i), at(i + 1)];
-                            unsafe { tile::<2>(g, ring, rows, wc, bv, c, clamp, oy, v, yc) };
-                        }
-                        1 => unsafe { tile::<1>(g, ring, rows, wc, bv, c, clamp, oy, [at(i)], yc) },
-                        _ => {}
-                    }
-                }
+                // SAFETY: the trait method's contract.
+                unsafe { tile::<P>(g, ring, rows, wc, bv, c0, clamp, oy, v, yc) }
             }
         }
 
