@@ -1326,22 +1326,6 @@ MV_KERNEL_LEAN mv_sep_filter_f32_stream_k7(MV_SEP_F32_STREAM_PARAMS)
 #define MV_CV (MV_CP / 4)
 #define MV_CN ((MV_CR * MV_CV + MV_TILE_W * MV_TILE_H - 1) / (MV_TILE_W * MV_TILE_H))
 
-/* mv_border_index for a coordinate within one reflection of an axis of n >= 2 pixels
- * (-n < i < 2n - 1): the same index without its 64-bit remainder. */
-MV_INLINE int mv_cols_near(int i, int n, int mode)
-{
-    if (i >= 0 && i < n) {
-        return i;
-    }
-    if (mode == MV_BORDER_REPLICATE) {
-        return i < 0 ? 0 : n - 1;
-    }
-    if (mode == MV_BORDER_REFLECT_101) {
-        return i < 0 ? -i : 2 * (n - 1) - i;
-    }
-    return -1;
-}
-
 /* Copies the group's tile: source rows y0 - r .. y0 + MV_TILE_H * MV_COLS_ROWS + r - 1, columns
  * x0 - 4 .. x0 + MV_TILE_W * MV_SPX + 3 (border applied), row j of them at tile + j * MV_CP.
  * Every work-item must call it; a barrier must follow.
@@ -1388,7 +1372,7 @@ MV_INLINE void mv_cols_fill(MV_LOCAL float* tile, MV_GLOBAL const float* src, in
             int i = tid + k * n;
             int ty = i / MV_CV;
             if (ty < nr) {
-                int sy = mv_cols_near(y0 - r + ty, h, mode);
+                int sy = mv_border_near(y0 - r + ty, h, mode);
                 int cx = x0 - 4 + 4 * (i - ty * MV_CV);
                 MV_GLOBAL const float* row = src + (sy < 0 ? 0 : sy) * ss;
                 if (sy < 0) {
@@ -1399,10 +1383,10 @@ MV_INLINE void mv_cols_fill(MV_LOCAL float* tile, MV_GLOBAL const float* src, in
                 } else if (cx >= 0 && cx + 4 <= w) {
                     v[k] = *(MV_GLOBAL const mv_f32x4*)(row + cx);
                 } else {
-                    int s0 = mv_cols_near(cx, w, mode);
-                    int s1 = mv_cols_near(cx + 1, w, mode);
-                    int s2 = mv_cols_near(cx + 2, w, mode);
-                    int s3 = mv_cols_near(cx + 3, w, mode);
+                    int s0 = mv_border_near(cx, w, mode);
+                    int s1 = mv_border_near(cx + 1, w, mode);
+                    int s2 = mv_border_near(cx + 2, w, mode);
+                    int s3 = mv_border_near(cx + 3, w, mode);
                     v[k].x = s0 < 0 ? value : row[s0];
                     v[k].y = s1 < 0 ? value : row[s1];
                     v[k].z = s2 < 0 ? value : row[s2];
