@@ -707,17 +707,14 @@ impl FilterTuning {
         self.stream != StreamMode::Off && k == 3
     }
 
-    /// Whether a square separable `f32` filter of `k × k` taps over a `width × height` image
-    /// runs `mv_sep_filter_f32_cols` rather than the streaming or the tiled kernel.
-    pub fn uses_cols(&self, k: usize, width: usize, height: usize) -> bool {
+    /// Whether a square separable `f32` filter of `k × k` taps runs `mv_sep_filter_f32_cols`
+    /// rather than the streaming or the tiled kernel (at any image size).
+    pub fn uses_cols(&self, k: usize) -> bool {
         match self.cols {
             ColsMode::Off => false,
             // Measured to win at every size on the H200 once border tiles load vectors (the
             // explicit streaming or halo-tile settings keep their kernels, for tests).
-            ColsMode::Auto => {
-                let _ = (width, height);
-                matches!(k, 3 | 5 | 7) && self.stream == StreamMode::Auto
-            }
+            ColsMode::Auto => matches!(k, 3 | 5 | 7) && self.stream == StreamMode::Auto,
             ColsMode::On => matches!(k, 3 | 5 | 7),
         }
     }

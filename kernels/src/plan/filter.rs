@@ -379,7 +379,7 @@ impl Planner {
         let tile = self.default_tile();
         let cols = sep
             .cols
-            .filter(|_| sep.kx.1 == sep.ky.1 && tuning.uses_cols(sep.kx.1, w, h));
+            .filter(|_| sep.kx.1 == sep.ky.1 && tuning.uses_cols(sep.kx.1));
         if let Some(name) = cols {
             // STREAM_PX outputs per work-item along x, in the tile's `cols_rows` rows.
             let range = (w.div_ceil(STREAM_PX), h.div_ceil(tile.cols_rows()));
