@@ -1326,96 +1326,117 @@ MV_KERNEL_LEAN mv_sep_filter_f32_stream_k7(MV_SEP_F32_STREAM_PARAMS)
 #define MV_CV (MV_CP / 4)
 #define MV_CN ((MV_CR * MV_CV + MV_TILE_W * MV_TILE_H - 1) / (MV_TILE_W * MV_TILE_H))
 
-/* Copies the group's tile: source rows y0 - r .. y0 + MV_TILE_H * MV_COLS_ROWS + r - 1, columns
- * x0 - 4 .. x0 + MV_TILE_W * MV_SPX + 3 (border applied), row j of them at tile + j * MV_CP.
+/* The 4 pixels from p on (p aligned to their 4 pixels' bytes) as floats. */
+MV_INLINE mv_f32x4 mv_cols_load4_f32(MV_GLOBAL const float* p)
+{
+    return *(MV_GLOBAL const mv_f32x4*)p;
+}
+MV_INLINE mv_f32x4 mv_cols_load4_u8(MV_GLOBAL const mv_u8* p)
+{
+    mv_u32 w = *(MV_GLOBAL const mv_u32*)p;
+    mv_f32x4 v;
+    v.x = (float)MV_BYTE(w, 0);
+    v.y = (float)MV_BYTE(w, 1);
+    v.z = (float)MV_BYTE(w, 2);
+    v.w = (float)MV_BYTE(w, 3);
+    return v;
+}
+
+/* mv_cols_fill_<T>: copies the group's tile, as floats: source rows y0 - r .. y0 + MV_TILE_H *
+ * MV_COLS_ROWS + r - 1, columns x0 - 4 .. x0 + MV_TILE_W * MV_SPX + 3 (border applied), row j of
+ * them at tile + j * MV_CP.
  * Every work-item must call it; a barrier must follow.
- * Where rows allow 16-byte loads, every tile goes as vectors, each work-item loading its MV_CN
- * vectors before storing any: a tile inside the image straight; a tile at the border with each
+ * Where rows allow vector loads (4 pixels), every tile goes as vectors, each work-item loading
+ * its MV_CN vectors before storing any: a tile inside the image straight; a tile at the border with each
  * row mapped once (a row outside the image under a constant border is the value), a vector of 4
  * inside columns one load and the apron beyond the left or right edge pixel by pixel with the
  * columns mapped -- while every coordinate of the tile is within one reflection. Otherwise
  * pixel by pixel. The same pixels either way. (The pixel-by-pixel border tiles, each work-item
  * waiting on about 20 loads in turn, made Gaussian 7 f32 1.3x slower at 3840 x 2160 and 1.6x at
  * 1920 x 1080 on the H200: BENCHMARKS.md.) */
-MV_INLINE void mv_cols_fill(MV_LOCAL float* tile, MV_GLOBAL const float* src, int ss, int w,
-                            int h, int x0, int y0, int r, int mode, float value)
-{
-    int n = MV_TILE_W * MV_TILE_H;
-    int tid = MV_LID_Y * MV_TILE_W + MV_LID_X;
-    int nr = MV_TILE_H * MV_COLS_ROWS + 2 * r;
-    int vec = (ss & 3) == 0 && ((mv_u64)src & 15) == 0;
-    if (vec && x0 >= 4 && x0 + MV_CP - 4 <= w && y0 >= r && y0 - r + nr <= h) {
-        MV_GLOBAL const mv_f32x4* s = (MV_GLOBAL const mv_f32x4*)(src + (y0 - r) * ss + x0 - 4);
-        int vs = ss / 4;
-        mv_f32x4 v[MV_CN];
-        MV_UNROLL for (int k = 0; k < MV_CN; ++k)
-        {
-            int i = tid + k * n;
-            int ty = i / MV_CV;
-            if (ty < nr) {
-                v[k] = s[ty * vs + (i - ty * MV_CV)];
-            }
-        }
-        MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile;
-        MV_UNROLL for (int k = 0; k < MV_CN; ++k)
-        {
-            int i = tid + k * n;
-            if (i / MV_CV < nr) {
-                d[i] = v[k];
-            }
-        }
-    } else if (vec && w > 4 && h > 4 && x0 + MV_CP - 5 < 2 * w - 1 &&
-               y0 - r + nr - 1 < 2 * h - 1) {
-        mv_f32x4 v[MV_CN];
-        MV_UNROLL for (int k = 0; k < MV_CN; ++k)
-        {
-            int i = tid + k * n;
-            int ty = i / MV_CV;
-            if (ty < nr) {
-                int sy = mv_border_near(y0 - r + ty, h, mode);
-                int cx = x0 - 4 + 4 * (i - ty * MV_CV);
-                MV_GLOBAL const float* row = src + (sy < 0 ? 0 : sy) * ss;
-                if (sy < 0) {
-                    v[k].x = value;
-                    v[k].y = value;
-                    v[k].z = value;
-                    v[k].w = value;
-                } else if (cx >= 0 && cx + 4 <= w) {
-                    v[k] = *(MV_GLOBAL const mv_f32x4*)(row + cx);
-                } else {
-                    int s0 = mv_border_near(cx, w, mode);
-                    int s1 = mv_border_near(cx + 1, w, mode);
-                    int s2 = mv_border_near(cx + 2, w, mode);
-                    int s3 = mv_border_near(cx + 3, w, mode);
-                    v[k].x = s0 < 0 ? value : row[s0];
-                    v[k].y = s1 < 0 ? value : row[s1];
-                    v[k].z = s2 < 0 ? value : row[s2];
-                    v[k].w = s3 < 0 ? value : row[s3];
-                }
-            }
-        }
-        MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile;
-        MV_UNROLL for (int k = 0; k < MV_CN; ++k)
-        {
-            int i = tid + k * n;
-            if (i / MV_CV < nr) {
-                d[i] = v[k];
-            }
-        }
-    } else {
-        for (int i = tid; i < nr * MV_CP; i += n) {
-            int ty = i / MV_CP;
-            int tx = i - ty * MV_CP;
-            int sy = mv_border_index(y0 - r + ty, h, mode);
-            int sx = mv_border_index(x0 - 4 + tx, w, mode);
-            tile[i] = (sx < 0 || sy < 0) ? value : src[sy * ss + sx];
-        }
-    }
+#define MV_DEFINE_COLS_FILL(SUFFIX, PIX)                                                           \
+MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* src, int ss,       \
+                                     int w, int h, int x0, int y0, int r, int mode, float value)   \
+{                                                                                                  \
+    int n = MV_TILE_W * MV_TILE_H;                                                                 \
+    int tid = MV_LID_Y * MV_TILE_W + MV_LID_X;                                                     \
+    int nr = MV_TILE_H * MV_COLS_ROWS + 2 * r;                                                     \
+    int vec = (ss & 3) == 0 && ((mv_u64)src & (4 * sizeof(PIX) - 1)) == 0;                         \
+    if (vec && x0 >= 4 && x0 + MV_CP - 4 <= w && y0 >= r && y0 - r + nr <= h) {                    \
+        MV_GLOBAL const PIX* s = src + (y0 - r) * ss + x0 - 4;                                     \
+        mv_f32x4 v[MV_CN];                                                                         \
+        MV_UNROLL for (int k = 0; k < MV_CN; ++k)                                                  \
+        {                                                                                          \
+            int i = tid + k * n;                                                                   \
+            int ty = i / MV_CV;                                                                    \
+            if (ty < nr) {                                                                         \
+                v[k] = mv_cols_load4_##SUFFIX(s + ty * ss + 4 * (i - ty * MV_CV));                 \
+            }                                                                                      \
+        }                                                                                          \
+        MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile;                                           \
+        MV_UNROLL for (int k = 0; k < MV_CN; ++k)                                                  \
+        {                                                                                          \
+            int i = tid + k * n;                                                                   \
+            if (i / MV_CV < nr) {                                                                  \
+                d[i] = v[k];                                                                       \
+            }                                                                                      \
+        }                                                                                          \
+    } else if (vec && w > 4 && h > 4 && x0 + MV_CP - 5 < 2 * w - 1 &&                              \
+               y0 - r + nr - 1 < 2 * h - 1) {                                                      \
+        mv_f32x4 v[MV_CN];                                                                         \
+        MV_UNROLL for (int k = 0; k < MV_CN; ++k)                                                  \
+        {                                                                                          \
+            int i = tid + k * n;                                                                   \
+            int ty = i / MV_CV;                                                                    \
+            if (ty < nr) {                                                                         \
+                int sy = mv_border_near(y0 - r + ty, h, mode);                                     \
+                int cx = x0 - 4 + 4 * (i - ty * MV_CV);                                            \
+                MV_GLOBAL const PIX* row = src + (sy < 0 ? 0 : sy) * ss;                           \
+                if (sy < 0) {                                                                      \
+                    v[k].x = value;                                                                \
+                    v[k].y = value;                                                                \
+                    v[k].z = value;                                                                \
+                    v[k].w = value;                                                                \
+                } else if (cx >= 0 && cx + 4 <= w) {                                               \
+                    v[k] = mv_cols_load4_##SUFFIX(row + cx);                                       \
+                } else {                                                                           \
+                    int s0 = mv_border_near(cx, w, mode);                                          \
+                    int s1 = mv_border_near(cx + 1, w, mode);                                      \
+                    int s2 = mv_border_near(cx + 2, w, mode);                                      \
+                    int s3 = mv_border_near(cx + 3, w, mode);                                      \
+                    v[k].x = s0 < 0 ? value : (float)row[s0];                                      \
+                    v[k].y = s1 < 0 ? value : (float)row[s1];                                      \
+                    v[k].z = s2 < 0 ? value : (float)row[s2];                                      \
+                    v[k].w = s3 < 0 ? value : (float)row[s3];                                      \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile;                                           \
+        MV_UNROLL for (int k = 0; k < MV_CN; ++k)                                                  \
+        {                                                                                          \
+            int i = tid + k * n;                                                                   \
+            if (i / MV_CV < nr) {                                                                  \
+                d[i] = v[k];                                                                       \
+            }                                                                                      \
+        }                                                                                          \
+    } else {                                                                                       \
+        for (int i = tid; i < nr * MV_CP; i += n) {                                                \
+            int ty = i / MV_CP;                                                                    \
+            int tx = i - ty * MV_CP;                                                               \
+            int sy = mv_border_index(y0 - r + ty, h, mode);                                        \
+            int sx = mv_border_index(x0 - 4 + tx, w, mode);                                        \
+            tile[i] = (sx < 0 || sy < 0) ? value : (float)src[sy * ss + sx];                       \
+        }                                                                                          \
+    }                                                                                              \
 }
+MV_DEFINE_COLS_FILL(f32, float)
+MV_DEFINE_COLS_FILL(u8, mv_u8)
 
-/* mv_csep_f32_k<K>: the separable K x K filter of the work-item at column x, rows y0 .. y0 +
+/* mv_csep_<T>_k<K>: the separable K x K filter of the work-item at column x, rows y0 .. y0 +
  * MV_COLS_ROWS - 1, from its rows of the tile, t pointing at its first window row (source row
- * y0 - K / 2) 4 pixels before x. Output row o's sums sit in ring slot o mod K. */
+ * y0 - K / 2) 4 pixels before x. Output row o's sums sit in ring slot o mod K. The u8 filter sums
+ * in float too: the host runs it only where every product and partial sum is an integer below
+ * 2^24 in magnitude (plan::exact_in_f32), so each is exact and FINISH sees the integer sum. */
 #define MV_CSEP_V(K)                                                                          \
     MV_UNROLL for (int ty = 0; ty < K; ++ty) {                                                \
         if (i - ty >= 0 && i - ty < MV_COLS_ROWS) {                                           \
@@ -1426,10 +1447,11 @@ MV_INLINE void mv_cols_fill(MV_LOCAL float* tile, MV_GLOBAL const float* src, in
             }                                                                                 \
         }                                                                                     \
     }
-#define MV_DEFINE_CSEP(K)                                                                     \
-    MV_INLINE void mv_csep_f32_k##K(MV_TAPS_PTR float* kx, MV_TAPS_PTR float* ky, float scale,  \
-                                    MV_LOCAL const float* t, MV_GLOBAL float* dst, int ds,    \
-                                    int w, int h, int x, int y0)                              \
+#define MV_DEFINE_CSEP(SUFFIX, TAP, OUT, K, FINISH_ARGS, FINISH)                              \
+    MV_INLINE void mv_csep_##SUFFIX##_k##K(MV_TAPS_PTR TAP* kx, MV_TAPS_PTR TAP* ky,          \
+                                           FINISH_ARGS, MV_LOCAL const float* t,              \
+                                           MV_GLOBAL PIX* dst, int ds, int w, int h, int x,   \
+                                           int y0)                                            \
     {                                                                                         \
         MV_SSEP_TAPS(K)                                                                       \
         MV_UNROLL for (int i = 0; i < MV_COLS_ROWS + K - 1; ++i)                              \
@@ -1445,55 +1467,78 @@ MV_INLINE void mv_cols_fill(MV_LOCAL float* tile, MV_GLOBAL const float* src, in
             MV_SSEP_HS(K)                                                                     \
             MV_CSEP_V(K)                                                                      \
             if (i >= K - 1 && y0 + i - (K - 1) < h) {                                         \
-                float o_[MV_SPX];                                                             \
-                MV_SSEP_DONE(K, a * scale)                                                    \
+                OUT o_[MV_SPX];                                                               \
+                MV_SSEP_DONE(K, FINISH)                                                       \
                 int idx = (y0 + i - (K - 1)) * ds + x;                                        \
-                mv_sstore_f32(dst + idx, idx, w - x, o_);                                     \
+                mv_sstore_##SUFFIX(dst + idx, idx, w - x, o_);                                \
             }                                                                                 \
         }                                                                                     \
     }
 #define PIX float
 #define ACC float
-MV_DEFINE_CSEP(3)
-MV_DEFINE_CSEP(5)
-MV_DEFINE_CSEP(7)
+MV_DEFINE_CSEP(f32, float, float, 3, float scale, a * scale)
+MV_DEFINE_CSEP(f32, float, float, 5, float scale, a * scale)
+MV_DEFINE_CSEP(f32, float, float, 7, float scale, a * scale)
+#undef PIX
+#define PIX mv_u8
+#define MV_CSEP_U8_FINISH                                                                     \
+    (finish == 1 ? mv_box_mean((mv_i32)a, area) : mv_round_shift_sat_u32((mv_i32)a, shift))
+MV_DEFINE_CSEP(u8, mv_i32, mv_u32, 3, MV_SSEP_U8_ARGS, MV_CSEP_U8_FINISH)
+MV_DEFINE_CSEP(u8, mv_i32, mv_u32, 5, MV_SSEP_U8_ARGS, MV_CSEP_U8_FINISH)
+MV_DEFINE_CSEP(u8, mv_i32, mv_u32, 7, MV_SSEP_U8_ARGS, MV_CSEP_U8_FINISH)
 #undef PIX
 #undef ACC
 
-/* The arguments of mv_sep_filter_f32_stream_k<K>; square kx_len == ky_len of 3, 5 or 7 (anything
- * else writes nothing); one work-item per MV_SPX x MV_COLS_ROWS outputs, in work-groups of
- * exactly MV_TILE_W x MV_TILE_H. */
+/* The column-tile kernels' body: square kx_len == ky_len of 3, 5 or 7 (anything else writes
+ * nothing); one work-item per MV_SPX x MV_COLS_ROWS outputs, in work-groups of exactly
+ * MV_TILE_W x MV_TILE_H. FINISH_CALL: what follows the taps in mv_csep_<T>_k<K>'s arguments. */
+#define MV_CSEP_BODY(SUFFIX, T, FINISH_CALL, VALUE)                                           \
+    MV_TAPS_OPEN(T, kx)                                                                       \
+    MV_TAPS_OPEN(T, ky)                                                                       \
+    MV_LOCAL_ARRAY(mv_f32x4, smem, MV_CR * MV_CV);                                            \
+    MV_LOCAL float* tile = (MV_LOCAL float*)smem;                                             \
+    /* Every work-item reaches the barrier (no return before it); a kernel size outside 3, 5, \
+     * 7 copies a radius-3 tile and writes nothing. */                                        \
+    int ok = kx_len == ky_len && (kx_len == 3 || kx_len == 5 || kx_len == 7);                 \
+    int x0 = MV_GROUP_X * (MV_TILE_W * MV_SPX);                                               \
+    int gy = MV_GROUP_Y * (MV_TILE_H * MV_COLS_ROWS);                                         \
+    mv_cols_fill_##SUFFIX(tile, src, src_stride, width, height, x0, gy, ok ? kx_len / 2 : 3,  \
+                          border_mode, VALUE);                                                \
+    MV_BARRIER();                                                                             \
+    int x = x0 + MV_LID_X * MV_SPX;                                                           \
+    int y0 = gy + MV_LID_Y * MV_COLS_ROWS;                                                    \
+    if (!ok || x >= width || y0 >= height) {                                                  \
+        return;                                                                               \
+    }                                                                                         \
+    MV_LOCAL const float* t = tile + (MV_LID_Y * MV_COLS_ROWS) * MV_CP + MV_LID_X * MV_SPX;   \
+    if (kx_len == 3) {                                                                        \
+        mv_csep_##SUFFIX##_k3(kx, ky, FINISH_CALL, t, dst, dst_stride, width, height, x, y0); \
+    } else if (kx_len == 5) {                                                                 \
+        mv_csep_##SUFFIX##_k5(kx, ky, FINISH_CALL, t, dst, dst_stride, width, height, x, y0); \
+    } else {                                                                                  \
+        mv_csep_##SUFFIX##_k7(kx, ky, FINISH_CALL, t, dst, dst_stride, width, height, x, y0); \
+    }
+
+/* The f32 filter: dst = acc * scale, as mv_sep_filter_f32_tiled. */
 MV_KERNEL_TILED mv_sep_filter_f32_cols(MV_GLOBAL const float* src, int src_stride,
                                        MV_GLOBAL float* dst, int dst_stride, int width,
                                        int height, MV_LINE_ARG(f32, kx), int kx_len,
                                        MV_LINE_ARG(f32, ky), int ky_len, float scale,
                                        int border_mode, float border_value)
 {
-    MV_TAPS_OPEN(f32, kx)
-    MV_TAPS_OPEN(f32, ky)
-    MV_LOCAL_ARRAY(mv_f32x4, smem, MV_CR * MV_CV);
-    MV_LOCAL float* tile = (MV_LOCAL float*)smem;
-    /* Every work-item reaches the barrier (no return before it); a kernel size outside 3, 5, 7
-     * copies a radius-3 tile and writes nothing. */
-    int ok = kx_len == ky_len && (kx_len == 3 || kx_len == 5 || kx_len == 7);
-    int x0 = MV_GROUP_X * (MV_TILE_W * MV_SPX);
-    int gy = MV_GROUP_Y * (MV_TILE_H * MV_COLS_ROWS);
-    mv_cols_fill(tile, src, src_stride, width, height, x0, gy, ok ? kx_len / 2 : 3, border_mode,
-                 border_value);
-    MV_BARRIER();
-    int x = x0 + MV_LID_X * MV_SPX;
-    int y0 = gy + MV_LID_Y * MV_COLS_ROWS;
-    if (!ok || x >= width || y0 >= height) {
-        return;
-    }
-    MV_LOCAL const float* t = tile + (MV_LID_Y * MV_COLS_ROWS) * MV_CP + MV_LID_X * MV_SPX;
-    if (kx_len == 3) {
-        mv_csep_f32_k3(kx, ky, scale, t, dst, dst_stride, width, height, x, y0);
-    } else if (kx_len == 5) {
-        mv_csep_f32_k5(kx, ky, scale, t, dst, dst_stride, width, height, x, y0);
-    } else {
-        mv_csep_f32_k7(kx, ky, scale, t, dst, dst_stride, width, height, x, y0);
-    }
+    MV_CSEP_BODY(f32, f32, scale, border_value)
+}
+
+/* The u8 filter with the arguments and finishes of mv_sep_filter_u8_tiled, summed in float
+ * (exact: the host runs it only for taps that keep every sum an integer below 2^24). */
+#define MV_CSEP_U8_CALL shift, finish, area
+MV_KERNEL_TILED mv_sep_filter_u8_cols(MV_GLOBAL const mv_u8* src, int src_stride,
+                                      MV_GLOBAL mv_u8* dst, int dst_stride, int width,
+                                      int height, MV_LINE_ARG(i32, kx), int kx_len,
+                                      MV_LINE_ARG(i32, ky), int ky_len, int shift, int finish,
+                                      int area, int border_mode, int border_value)
+{
+    MV_CSEP_BODY(u8, i32, MV_CSEP_U8_CALL, (float)border_value)
 }
 
 /* ---- Dense u8 filters on the matrix units (mv_filter2d_u8_mma) ------------------------- *

@@ -418,13 +418,16 @@ pub struct FilterTuning {
     pub taps: TapsMode,
     /// When the dense and separable `u8` filters run on the matrix units.
     pub mma: MmaMode,
-    /// When the separable `f32` filters run from a column tile (`mv_sep_filter_f32_cols`).
+    /// When the separable filters run from a column tile (`mv_sep_filter_f32_cols`,
+    /// `mv_sep_filter_u8_cols`).
     pub cols: ColsMode,
 }
 
-/// When the square separable `f32` filters of 3, 5 or 7 taps (box and Gaussian blurs included)
-/// run `mv_sep_filter_f32_cols`, the streaming kernel's work-items fed from a column tile in
-/// local memory (`MVISION_FILTER_COLS`); the images are the streaming kernel's either way.
+/// When the square separable filters of 3, 5 or 7 taps (box and Gaussian blurs included) run
+/// from a column tile in local memory (`MVISION_FILTER_COLS`): `mv_sep_filter_f32_cols`, the
+/// streaming kernel's work-items fed from the tile, and `mv_sep_filter_u8_cols`, the same in
+/// `f32` arithmetic for `u8` taps whose sums it holds exactly ([`FilterTuning::uses_cols_u8`]);
+/// the images are the same either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColsMode {
     /// `off`: never.
@@ -700,6 +703,21 @@ impl FilterTuning {
             }
     }
 
+    /// Whether a square separable `u8` filter of `k × k` taps over `pixels` pixels runs
+    /// `mv_sep_filter_u8_cols` (its coefficients permitting, `plan::exact_in_f32`): `auto` (with
+    /// `MVISION_FILTER_STREAM=auto`) for 7 taps at every size and for 3 and 5 taps below
+    /// [`COLS_U8_SMALL_TAPS_MAX_PIXELS`]; `on` for 3, 5 and 7 taps at every size.
+    pub fn uses_cols_u8(&self, k: usize, pixels: usize) -> bool {
+        match self.cols {
+            ColsMode::Off => false,
+            ColsMode::Auto => {
+                self.stream == StreamMode::Auto
+                    && (k == 7 || (matches!(k, 3 | 5) && pixels < COLS_U8_SMALL_TAPS_MAX_PIXELS))
+            }
+            ColsMode::On => matches!(k, 3 | 5 | 7),
+        }
+    }
+
     /// Whether a dense filter of `k × k` taps runs the streaming kernel (3 × 3 only: `u8` was
     /// faster at every size measured, while at 7 × 7 the halo tile was; a device may still
     /// send large `f32` images to the halo tile, [`plan::Limits::dense_f32_halo_from`]).
@@ -775,6 +793,10 @@ pub mod names {
     /// Separable float filter, square 3, 5 or 7 taps, the streaming kernel's work-items fed
     /// from a column tile in local memory.
     pub const SEP_FILTER_F32_COLS: &str = "mv_sep_filter_f32_cols";
+    /// Separable fixed-point filter, square 3, 5 or 7 taps, from a column tile as
+    /// [`SEP_FILTER_F32_COLS`], summed in `f32`: only for taps whose sums all stay integers
+    /// below 2²⁴ in magnitude, where that is exact.
+    pub const SEP_FILTER_U8_COLS: &str = "mv_sep_filter_u8_cols";
     /// Dense float 3 × 3 filter, streaming (register windows).
     pub const FILTER2D_F32_STREAM: &str = "mv_filter2d_f32_stream";
     /// Dense fixed-point 3 × 3, 5 × 5 or 7 × 7 filter (also square separable ones, as the dense
@@ -881,6 +903,13 @@ pub const MMA_SLOTS: usize = MMA_PLANES * MMA_MAX_K * MMA_ROW_WORDS;
 /// 0.9–1.0× at 640 × 480, where its work-groups of 64 × 112 outputs leave the GPU partly idle.
 pub const MMA_DENSE_MIN_PIXELS: usize = 2_000_000;
 
+/// Pixels from which [`ColsMode::Auto`] leaves square separable `u8` filters of 3 and 5 taps
+/// (box and Gaussian blurs included) to the streaming and matrix-unit kernels rather than
+/// `mv_sep_filter_u8_cols`: on the H200 the column tile ran Gaussian 3 and box 5 `u8` at
+/// 0.88–0.94× of those at 3840 × 2160 but 1.26–1.55× the halo tile at 1920 × 1080, and
+/// Gaussian 7 1.10–1.13× and 1.36–1.60× (CUDA, NVIDIA OpenCL; BENCHMARKS.md).
+pub const COLS_U8_SMALL_TAPS_MAX_PIXELS: usize = 1 << 22;
+
 /// Pixels from which [`MmaMode::Auto`] runs a square separable `u8` filter of 5 or 7 taps (box
 /// and Gaussian blurs included) on the matrix units: at 3840 × 2160 the H200 ran box 5 1.16×
 /// and Gaussian 7 1.01–1.03× the streaming kernels; at 1920 × 1080 CUDA's Gaussian 7 was 0.92×.
@@ -933,6 +962,7 @@ impl KernelSet {
                 SEP_FILTER_F32_STREAM_K5,
                 SEP_FILTER_F32_STREAM_K7,
                 SEP_FILTER_F32_COLS,
+                SEP_FILTER_U8_COLS,
                 FILTER2D_F32_STREAM,
                 FILTER2D_U8_STREAM_DP,
                 SEP_FILTER_U8_STREAM_DP,

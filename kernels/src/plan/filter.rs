@@ -12,8 +12,8 @@ use super::{
     Planner, Variant,
 };
 use crate::{
-    names, FilterTuning, KernelSet, StreamMode, DENSE_ROWS, LINE_SLOTS, PX_F32, PX_U8, STREAM_PX,
-    TAPS_SLOTS,
+    names, FilterTuning, KernelSet, MmaMode, StreamMode, DENSE_ROWS, LINE_SLOTS, PX_F32, PX_U8,
+    STREAM_PX, TAPS_SLOTS,
 };
 
 const ONES_I32: [i32; MAX_KERNEL_SIZE] = [1; MAX_KERNEL_SIZE];
@@ -59,7 +59,7 @@ struct Separable<'a, B> {
     stream: Option<&'static str>,
     /// The streaming kernel with packed products and the horizontal taps it checks (`u8`).
     packed: Option<(&'static str, &'a [i32])>,
-    /// The column-tile kernel (`f32`).
+    /// The column-tile kernel.
     cols: Option<&'static str>,
     kx: (Arg<B>, usize),
     ky: (Arg<B>, usize),
@@ -68,6 +68,38 @@ struct Separable<'a, B> {
     border: [Arg<B>; 2],
     /// Output pixels per work-item ([`PX_U8`] / [`PX_F32`]).
     px: usize,
+}
+
+/// The taps and shift with which `mv_sep_filter_u8_cols` computes the separable `u8` filter
+/// `(kx, ky, shift)` exactly in `f32`, if it can: with `reduce` (the rounding finish) the powers
+/// of two common to each axis's taps are first taken out of them and out of the shift, as
+/// `mvision_core::filter` does (`Σ ky·Σ kx·p = 2^z·Σ ky'·Σ kx'·p`, and rounding `2^z·s` at
+/// `shift` is rounding `s` at `shift − z`); then every product and partial sum is an integer
+/// of magnitude at most `255·Σ|kx'|·max(1, Σ|ky'|)`, exact in `f32` while below 2²⁴. `None`
+/// when that bound is not met (the integer kernels run).
+pub(crate) fn exact_in_f32(
+    kx: &[i32],
+    ky: &[i32],
+    shift: u32,
+    reduce: bool,
+) -> Option<(Vec<i32>, Vec<i32>, u32)> {
+    let mut budget = if reduce { shift } else { 0 };
+    let mut strip = |k: &[i32]| {
+        let z = k
+            .iter()
+            .fold(0i32, |acc, &c| acc | c)
+            .trailing_zeros()
+            .min(budget)
+            .min(31);
+        budget -= z;
+        k.iter().map(|&c| c >> z).collect::<Vec<i32>>()
+    };
+    let rx = strip(kx);
+    let ry = strip(ky);
+    let gain = |k: &[i32]| k.iter().map(|&c| i64::from(c).abs()).sum::<i64>();
+    let worst = gain(&rx).checked_mul(gain(&ry).max(1))?.checked_mul(255)?;
+    let rshift = if reduce { budget } else { shift };
+    (worst < 1 << 24).then_some((rx, ry, rshift))
 }
 
 impl Planner {
@@ -308,7 +340,30 @@ impl Planner {
         border: Border<u8>,
     ) -> Launch<B> {
         let k = kx.len();
-        if ky.len() == k && self.uses_mma(k, src.width * src.height, true) {
+        let tuning = FilterTuning::get();
+        // The matrix-unit kernel when asked for by name (`MVISION_FILTER_MMA=on`, for tests).
+        let pixels = src.width * src.height;
+        if ky.len() == k && tuning.uses_cols_u8(k, pixels) && tuning.mma != MmaMode::On {
+            if let Some((rx, ry, rshift)) = exact_in_f32(kx, ky, shift, box_area.is_none()) {
+                let sep = Separable {
+                    tiled: names::SEP_FILTER_U8_TILED,
+                    stream: None,
+                    packed: None,
+                    cols: Some(names::SEP_FILTER_U8_COLS),
+                    kx: (table_i32(&rx, LINE_SLOTS), k),
+                    ky: (table_i32(&ry, LINE_SLOTS), k),
+                    finish: vec![
+                        Arg::I32(rshift as i32),
+                        Arg::I32(i32::from(box_area.is_some())),
+                        Arg::I32(box_area.unwrap_or(1)),
+                    ],
+                    border: border_u8(border),
+                    px: PX_U8,
+                };
+                return self.separable(src, dst, sep);
+            }
+        }
+        if ky.len() == k && self.uses_mma(k, pixels, true) {
             // Exact integers: Σ ky·(Σ kx·p) is the dense sum of the outer product.
             let coeffs: Vec<i64> = ky
                 .iter()

@@ -997,18 +997,26 @@ fn the_matrix_unit_filter_runs_where_the_device_has_it() {
         "5 × 3 is not square"
     );
     let l = mma
-        .box_blur_u8(img(1, w, h), img(2, w, h), 7, Border::Replicate)
+        .box_blur_u8(img(1, w, h), img(2, w, h), 5, Border::Replicate)
         .unwrap();
     assert_eq!(l.kernel, names::FILTER2D_U8_MMA);
-    assert_eq!(&l.args[7..12], &[7, 1, 0, 1, 49].map(Arg::I32));
-    assert_eq!(l.groups(), [60, 20]);
+    assert_eq!(&l.args[7..12], &[5, 1, 0, 1, 25].map(Arg::I32));
+    assert_eq!(l.groups(), [60, 27]);
     let small = mma
-        .box_blur_u8(img(1, 1920, 1080), img(2, 1920, 1080), 7, Border::Replicate)
+        .box_blur_u8(img(1, 1920, 1080), img(2, 1920, 1080), 5, Border::Replicate)
         .unwrap();
     assert_eq!(
         small.kernel,
-        names::SEP_FILTER_U8_TILED,
-        "1080p: separable below the bound"
+        names::SEP_FILTER_U8_COLS,
+        "1080p: the column tile below the bound"
+    );
+    let box7 = mma
+        .box_blur_u8(img(1, w, h), img(2, w, h), 7, Border::Replicate)
+        .unwrap();
+    assert_eq!(
+        box7.kernel,
+        names::SEP_FILTER_U8_COLS,
+        "7 taps: the column tile"
     );
     let dense_1080 = mma
         .filter2d_u8(
@@ -1024,8 +1032,14 @@ fn the_matrix_unit_filter_runs_where_the_device_has_it() {
         names::FILTER2D_U8_MMA,
         "1080p: dense from about 2 Mpx"
     );
+    // OpenCV's 7-tap table reduces to Q6 per axis: exact in f32, the column tile.
     let l = mma
         .gaussian_blur_u8(img(1, w, h), img(2, w, h), 7, 0.0, Border::Replicate)
+        .unwrap();
+    assert_eq!(l.kernel, names::SEP_FILTER_U8_COLS);
+    // A Gaussian of σ 1.5 keeps Q10 per axis: sums up to 255 · 2²⁰, not exact in f32.
+    let l = mma
+        .gaussian_blur_u8(img(1, w, h), img(2, w, h), 7, 1.5, Border::Replicate)
         .unwrap();
     assert_eq!(l.kernel, names::FILTER2D_U8_MMA);
     assert_eq!(
@@ -1033,4 +1047,70 @@ fn the_matrix_unit_filter_runs_where_the_device_has_it() {
         Arg::I32(3),
         "Q10 × Q10 products take three planes"
     );
+}
+
+/// `mv_sep_filter_u8_cols` sums in `f32`: its plan takes the powers of two out of each axis (and
+/// out of the shift) as the CPU does, and runs only while `255·Σ|kx'|·Σ|ky'|` < 2²⁴.
+#[test]
+fn u8_column_tile_runs_only_where_its_f32_sums_are_exact() {
+    use super::filter::exact_in_f32;
+    let q10 = [256, 512, 256];
+    assert_eq!(
+        exact_in_f32(&q10, &q10, 20, true),
+        Some((vec![1, 2, 1], vec![1, 2, 1], 4))
+    );
+    assert_eq!(
+        exact_in_f32(&[2, 2, 2], &[2, 2, 2], 0, false),
+        Some((vec![2, 2, 2], vec![2, 2, 2], 0)),
+        "the box finish keeps its taps"
+    );
+    assert_eq!(
+        exact_in_f32(&[4, 8, 4], &[4, 4, 4], 3, true),
+        Some((vec![1, 2, 1], vec![2, 2, 2], 0)),
+        "no more than the shift comes out"
+    );
+    // 255 · 273 · 241 = 2²⁴ − 1; one more unit on either axis passes the bound.
+    assert!(exact_in_f32(&[91, -91, 91], &[81, -79, 81], 16, true).is_some());
+    assert!(exact_in_f32(&[91, -91, 91], &[81, -81, 81], 16, true).is_none());
+    assert!(exact_in_f32(&[91, -92, 91], &[81, -79, 81], 16, true).is_none());
+    assert!(
+        exact_in_f32(&[65_794, 0, 0], &[0, 0, 0], 0, true).is_none(),
+        "zero vertical taps still bound the horizontal sums"
+    );
+    assert!(exact_in_f32(&[i32::MAX; 15], &[i32::MAX; 15], 0, false).is_none());
+    if crate::FilterTuning::get() != crate::FilterTuning::DEFAULT {
+        return; // the kernel choice below is the default tuning's (MVISION_FILTER_* set)
+    }
+    let p = Planner::new(CTX, GPU);
+    let (w, h) = (1920, 1080);
+    let l = p
+        .gaussian_blur_u8(img(1, w, h), img(2, w, h), 3, 0.0, Border::Replicate)
+        .unwrap();
+    assert_eq!(l.kernel, names::SEP_FILTER_U8_COLS);
+    assert_eq!(l.args[6], table_i32(&[1, 2, 1], crate::LINE_SLOTS));
+    assert_eq!(l.args[8], table_i32(&[1, 2, 1], crate::LINE_SLOTS));
+    assert_eq!(
+        &l.args[10..13],
+        &[4, 0, 1].map(Arg::I32),
+        "Q10 + Q10 - 8 - 8"
+    );
+    let rows = 270usize.next_multiple_of(l.local[1]);
+    assert_eq!(l.global, [480, rows], "one work-item per 4 × 4 outputs");
+    // 3 and 5 taps at 3840 × 2160 stay on the streaming and matrix-unit kernels.
+    let l = p
+        .gaussian_blur_u8(
+            img(1, 3840, 2160),
+            img(2, 3840, 2160),
+            3,
+            0.0,
+            Border::Replicate,
+        )
+        .unwrap();
+    assert_eq!(l.kernel, names::SEP_FILTER_U8_STREAM_DP);
+    // Signed taps past the bound keep the integer kernels.
+    let wide = SepKernelQ::new(&[91, -92, 91], &[81, -79, 81], 16).unwrap();
+    let l = p
+        .sep_filter_u8(img(1, w, h), img(2, w, h), &wide, Border::Replicate)
+        .unwrap();
+    assert_eq!(l.kernel, names::SEP_FILTER_U8_TILED);
 }

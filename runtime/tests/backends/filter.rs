@@ -159,6 +159,45 @@ fn sep_filter_u8_matches_the_cpu_bit_exactly() {
     }
 }
 
+/// The `u8` column tile sums in `f32` (`mv_sep_filter_u8_cols`), which the plans run only while
+/// every sum stays an integer below 2²⁴: taps at that bound (255 · 273 · 241 = 2²⁴ − 1), signed
+/// so that a checkerboard of 0 and 255 reaches it at every inside pixel, and random images,
+/// under every border, bit-exact on every backend.
+#[test]
+fn sep_filter_u8_is_exact_at_the_f32_bound() {
+    let mut rng = Rng::new(0xb0d);
+    let (kx, ky) = ([91, -91, 91], [81, -79, 81]);
+    for (w, h) in [(67, 45), (640, 480)] {
+        let mut i = 0usize;
+        let board = HostImage::new(w, h, w + 4, 7u8, || {
+            let (x, y) = (i % w, i / w);
+            i += 1;
+            if (x + y) % 2 == 0 {
+                255
+            } else {
+                0
+            }
+        });
+        for src in [board, random_u8(&mut rng, w, h)] {
+            for (shift, border) in [16, 24, 0].into_iter().zip(borders_u8(&mut rng)) {
+                let kernel = SepKernelQ::new(&kx, &ky, shift).unwrap();
+                let want = reference(&src, (w, h), |a, b| {
+                    let mut scratch = vec![0; separable_scratch_len(w, 3, 3)];
+                    f::sep_filter_u8(a, b, &kernel, border, &mut scratch)
+                });
+                let got = run_everywhere(&src, (w, h), |a, o| {
+                    ops::sep_filter_u8(a, o, &kernel, border)
+                });
+                assert_exact(
+                    &got,
+                    &want,
+                    &format!("bound {w}x{h} shift {shift} {border:?}"),
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn sep_filter_f32_matches_the_cpu() {
     let mut rng = Rng::new(0x5ef3);
