@@ -393,7 +393,7 @@ fn depthwise_3x3_matches_the_reference_on_random_shapes() {
 fn named_shapes_match_the_reference() {
     let mut rng = Rng::new(0x6e6e_636f_6e76_0002);
     // 1×1×1; pointwise (im2col without lowering); a FastPoorNet-like layer; depthwise 3×3
-    // stride 2 with padding; dilated; batch 3; one output wider than tall.
+    // stride 2 with padding; dilated; batch 3; one output wider than tall; strided 1×1.
     let mut shapes = vec![
         Conv2dShape::new(1, 1, 1, 1, 1, 1, 1),
         Conv2dShape::new(2, 8, 7, 9, 5, 1, 1),
@@ -431,6 +431,20 @@ fn named_shapes_match_the_reference() {
         st.stride_w = sw;
         (st.pad_top, st.pad_left, st.pad_bottom, st.pad_right) = (pad, pad, 1, pad + 1);
         shapes.push(st);
+    }
+    // Strided 1 × 1 layers (ResNet's shortcuts): on maps up to 8 wide Blocked's AVX-512 tiles
+    // span output rows; with partial channel blocks, unequal strides, groups and batch 2, a
+    // 4-wide map narrower than a register tile, and a 20-wide map tiled by rows.
+    for (stride, groups, c_out, w) in [
+        ((2, 2), 1, 40, 11),
+        ((3, 2), 2, 34, 11),
+        ((2, 3), 1, 16, 11),
+        ((2, 2), 1, 24, 40),
+    ] {
+        let mut pw = Conv2dShape::new(2, 8, 15, w, c_out, 1, 1);
+        (pw.stride_h, pw.stride_w) = stride;
+        pw.groups = groups;
+        shapes.push(pw);
     }
     for s in shapes {
         check_all_methods(&s, &mut rng, true);

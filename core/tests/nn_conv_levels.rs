@@ -1,7 +1,7 @@
 //! The blocked convolution at every instruction-set level this CPU has: the portable tile
 //! (run here by capping the level), the AVX2 and the AVX-512 one agree with a double-precision
 //! reference within `f32` rounding on shapes with partial channel blocks, partial register
-//! tiles, strides, dilation, padding and groups; and the selector keeps to the other methods
+//! tiles, strides (a strided 1 × 1 layer too), dilation, padding and groups; and the selector keeps to the other methods
 //! below x86-64-v3.
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
@@ -29,6 +29,10 @@ fn blocked_at_every_level() {
     (b.dilation_h, b.groups) = (2, 2);
     shapes.push(b);
     shapes.push(Conv2dShape::new(1, 5, 8, 20, 16, 3, 3));
+    // A strided 1 × 1 layer (its pixels gathered into one row of tiles), two groups.
+    let mut c = Conv2dShape::new(2, 12, 15, 13, 70, 1, 1);
+    (c.stride_h, c.stride_w, c.groups) = (2, 3, 2);
+    shapes.push(c);
     let mut rng = Rng::new(0x5eed);
     let mut rnd = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.f32_in(-1.0, 1.0)).collect() };
     for s in &shapes {

@@ -144,6 +144,26 @@ struct Geo {
     ocg: usize,
     /// Applied to every output before it is stored.
     clamp: Clamp,
+    /// Whether the AVX-512 tiles run along the whole output plane as one row (a tile's pixels
+    /// may span output rows, each with its own input offset): strided 1 × 1 layers on narrow
+    /// maps ([`flat`]), whose rows would otherwise leave tiles of 4 pixels or fewer.
+    flat: bool,
+}
+
+/// Widest output row on which strided 1 × 1 layers tile the whole plane ([`Geo::flat`]):
+/// ResNet-18's 256 → 512 shortcut (7-pixel rows, tiles of 4 and 3) ran 1.12× faster so, its
+/// 14- and 28-pixel ones (tiles of 4–6) 0.92× and 0.88× (BENCHMARKS.md, seventeenth session).
+const FLAT_MAX_OUT_W: usize = 8;
+
+/// Whether [`Geo::flat`] holds for this shape: a 1 × 1 kernel with a stride above 1 and no
+/// padding (ResNet's shortcut layers), where each tap reads one pixel per output, on output
+/// rows of at most [`FLAT_MAX_OUT_W`] pixels.
+const fn flat(s: &Conv2dShape, d: &ConvDims) -> bool {
+    s.kh == 1
+        && s.kw == 1
+        && !padded(s)
+        && (s.stride_h > 1 || s.stride_w > 1)
+        && d.out_w <= FLAT_MAX_OUT_W
 }
 
 /// Convolves every image and group of `input` with blocked weights `wb` into `output`
@@ -179,6 +199,7 @@ pub(crate) fn conv(
         k: d.k,
         ocg,
         clamp,
+        flat: flat(s, d),
     };
     for b in 0..s.n {
         for g in 0..s.groups {
@@ -309,11 +330,42 @@ impl Tile<'_> {
     }
 }
 
+impl Tile<'_> {
+    /// [`Tile::base`] for a tile of `P` consecutive output pixels from `q` in row-major order,
+    /// which may span output rows ([`Geo::flat`]; the kernel is 1 × 1): the input offset of
+    /// each pixel relative to the first's, and the first's, after the same checks.
+    #[inline(always)]
+    fn flat_offsets<const NB: usize, const P: usize>(
+        &self,
+        q: usize,
+        y_len: usize,
+    ) -> (usize, [usize; P]) {
+        let g = self.g;
+        let at = |q: usize| (q / g.ow) * g.sh * g.row + (q % g.ow) * g.sw;
+        let base = at(q);
+        let off: [usize; P] = core::array::from_fn(|p| at(q + p) - base);
+        let ohw = g.oh * g.ow;
+        let c_end = (self.c0 + NB * BLOCK).min(g.ocg);
+        // Offsets grow with the pixel, so the last pixel's last channel is the highest read.
+        assert!(
+            g.kh == 1
+                && g.kw == 1
+                && q + P <= ohw
+                && base + off[P - 1] + (g.cg - 1) * g.plane < self.x.len()
+                && NB * BLOCK * g.k <= self.w.len()
+                && c_end * ohw <= y_len
+        );
+        (base, off)
+    }
+}
+
 /// The fewest tiles of at most [`PIXELS`] pixels along each output row, as even as possible
 /// (13 = 5 + 4 + 4, not 6 + 6 + 1: a one-pixel tile has 4 accumulators, too few to hide the
 /// multiply-add latency): calls `f(p, q)` for each, `q` its first pixel (row-major). Tiles
 /// spanning rows would leave no narrow tiles, but with a different input offset for each
-/// pixel LLVM hoists the broadcasts and spills accumulators.
+/// pixel LLVM hoists the broadcasts and spills accumulators (the AVX-512 tile takes them only
+/// for strided 1 × 1 kernels on narrow maps, [`Geo::flat`], called with the whole plane as
+/// one row).
 #[inline(always)]
 fn pixel_tiles(oh: usize, ow: usize, mut f: impl FnMut(usize, usize)) {
     let tiles = ow.div_ceil(PIXELS);
@@ -428,40 +480,55 @@ mod avx512 {
     /// [`super::rows_portable`] with `__m512` fused multiply-adds.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     pub(super) fn rows(t: &Tile<'_>, tb: usize, y: &mut [f32]) {
-        pixel_tiles(t.g.oh, t.g.ow, |p, q| match (tb, p) {
-            (1, 6) => tile::<1, 6>(t, q, y),
-            (2, 6) => tile::<2, 6>(t, q, y),
-            (3, 6) => tile::<3, 6>(t, q, y),
-            (4, 6) => tile::<4, 6>(t, q, y),
-            (1, 5) => tile::<1, 5>(t, q, y),
-            (2, 5) => tile::<2, 5>(t, q, y),
-            (3, 5) => tile::<3, 5>(t, q, y),
-            (4, 5) => tile::<4, 5>(t, q, y),
-            (1, 4) => tile::<1, 4>(t, q, y),
-            (2, 4) => tile::<2, 4>(t, q, y),
-            (3, 4) => tile::<3, 4>(t, q, y),
-            (4, 4) => tile::<4, 4>(t, q, y),
-            (1, 3) => tile::<1, 3>(t, q, y),
-            (2, 3) => tile::<2, 3>(t, q, y),
-            (3, 3) => tile::<3, 3>(t, q, y),
-            (4, 3) => tile::<4, 3>(t, q, y),
-            (1, 2) => tile::<1, 2>(t, q, y),
-            (2, 2) => tile::<2, 2>(t, q, y),
-            (3, 2) => tile::<3, 2>(t, q, y),
-            (4, 2) => tile::<4, 2>(t, q, y),
-            (1, _) => tile::<1, 1>(t, q, y),
-            (2, _) => tile::<2, 1>(t, q, y),
-            (3, _) => tile::<3, 1>(t, q, y),
-            _ => tile::<4, 1>(t, q, y),
-        });
+        if t.g.flat {
+            pixel_tiles(1, t.g.oh * t.g.ow, |p, q| dispatch::<true>(t, tb, p, q, y));
+        } else {
+            pixel_tiles(t.g.oh, t.g.ow, |p, q| dispatch::<false>(t, tb, p, q, y));
+        }
+    }
+
+    /// The tile of `tb` blocks × `p` pixels from `q`; `F`: [`super::Geo::flat`].
+    #[inline(always)]
+    fn dispatch<const F: bool>(t: &Tile<'_>, tb: usize, p: usize, q: usize, y: &mut [f32]) {
+        match (tb, p) {
+            (1, 6) => tile::<1, 6, F>(t, q, y),
+            (2, 6) => tile::<2, 6, F>(t, q, y),
+            (3, 6) => tile::<3, 6, F>(t, q, y),
+            (4, 6) => tile::<4, 6, F>(t, q, y),
+            (1, 5) => tile::<1, 5, F>(t, q, y),
+            (2, 5) => tile::<2, 5, F>(t, q, y),
+            (3, 5) => tile::<3, 5, F>(t, q, y),
+            (4, 5) => tile::<4, 5, F>(t, q, y),
+            (1, 4) => tile::<1, 4, F>(t, q, y),
+            (2, 4) => tile::<2, 4, F>(t, q, y),
+            (3, 4) => tile::<3, 4, F>(t, q, y),
+            (4, 4) => tile::<4, 4, F>(t, q, y),
+            (1, 3) => tile::<1, 3, F>(t, q, y),
+            (2, 3) => tile::<2, 3, F>(t, q, y),
+            (3, 3) => tile::<3, 3, F>(t, q, y),
+            (4, 3) => tile::<4, 3, F>(t, q, y),
+            (1, 2) => tile::<1, 2, F>(t, q, y),
+            (2, 2) => tile::<2, 2, F>(t, q, y),
+            (3, 2) => tile::<3, 2, F>(t, q, y),
+            (4, 2) => tile::<4, 2, F>(t, q, y),
+            (1, _) => tile::<1, 1, F>(t, q, y),
+            (2, _) => tile::<2, 1, F>(t, q, y),
+            (3, _) => tile::<3, 1, F>(t, q, y),
+            _ => tile::<4, 1, F>(t, q, y),
+        }
     }
 
     #[inline(always)]
-    fn tile<const NB: usize, const P: usize>(t: &Tile<'_>, q: usize, y: &mut [f32]) {
+    fn tile<const NB: usize, const P: usize, const F: bool>(t: &Tile<'_>, q: usize, y: &mut [f32]) {
         let g = t.g;
-        let base = t.base::<NB, P>(q, y.len());
-        // SAFETY: `base` checked that the last tap of the last pixel, the highest offset
-        // read from `x` (offsets below grow with `ic`, `ky`, `kx` and `p`), lies inside `x`,
+        let (base, off) = if F {
+            t.flat_offsets::<NB, P>(q, y.len())
+        } else {
+            (t.base::<NB, P>(q, y.len()), [0; P])
+        };
+        // SAFETY: `base` (or `flat_offsets`) checked that the last tap of the last pixel, the
+        // highest offset read from `x` (offsets below grow with `ic`, `ky`, `kx` and `p`), lies
+        // inside `x`,
         // and that the `NB` weight blocks of `16·K` values lie inside `w`; AVX-512F and FMA
         // are enabled by the caller's `target_feature`.
         unsafe {
@@ -478,7 +545,7 @@ mod avx512 {
                             core::array::from_fn(|b| _mm512_loadu_ps(wp.add(b * BLOCK)));
                         wp = wp.add(NB * BLOCK);
                         for (p, a) in acc.iter_mut().enumerate() {
-                            let xv = _mm512_set1_ps(*xk.add(p * g.sw));
+                            let xv = _mm512_set1_ps(*xk.add(if F { off[p] } else { p * g.sw }));
                             for (ab, &wb) in a.iter_mut().zip(&wv) {
                                 *ab = _mm512_fmadd_ps(xv, wb, *ab);
                             }
