@@ -65,7 +65,7 @@ step "GPU filters: the packed-product (dp2a) u8 kernels on every size, emulated 
 MVISION_FILTER_STREAM=on MVISION_FILTER_DOT=on cargo test -p mvision-runtime --locked --test backends -- filter::
 step "GPU filters: the matrix-unit u8 kernel at 3, 5 and 7 taps a side, its products emulated on PoCL (MVISION_FILTER_MMA=on; default auto runs it on NVIDIA GPUs of compute capability 8.0 or later)"
 MVISION_FILTER_MMA=on cargo test -p mvision-runtime --locked --test backends -- filter::
-step "GPU filters: the separable f32 and u8 filters from a local-memory column tile at 3, 5 and 7 taps, every size, bit-identical to the CPU (MVISION_FILTER_COLS=on MVISION_FILTER_FMA=off; the default auto runs the tile too, except where MVISION_FILTER_STREAM is set)"
+step "GPU filters: the separable f32 and u8 filters and the dense f32 ones from a local-memory column tile at 3, 5 and 7 taps, every size, bit-identical to the CPU (MVISION_FILTER_COLS=on MVISION_FILTER_FMA=off; the default auto runs the tile too, except where MVISION_FILTER_STREAM is set)"
 MVISION_FILTER_COLS=on MVISION_FILTER_FMA=off cargo test -p mvision-runtime --locked --test backends -- filter::
 
 step "GEMM through the gemm crate (feature gemm-crate) and the explicit AVX+FMA micro-kernel"

@@ -1541,6 +1541,82 @@ MV_KERNEL_TILED mv_sep_filter_u8_cols(MV_GLOBAL const mv_u8* src, int src_stride
     MV_CSEP_BODY(u8, i32, MV_CSEP_U8_CALL, (float)border_value)
 }
 
+/* ---- Dense f32 filters from the column tile (mv_filter2d_f32_cols) ----------------------- *
+ *
+ * The dense K x K f32 filter (K = 3, 5, 7) with the column tile's work-groups and fill: each
+ * work-item computes MV_SPX columns by MV_COLS_ROWS rows, walking its MV_COLS_ROWS + K - 1
+ * window rows once and adding each into every output row that uses it, so a source row is read
+ * from local memory once per work-item rather than once per output row (the halo tile's
+ * kernel reads each 2 rows' windows separately). Each output starts at 0 and takes kernel row
+ * ky when window row o + ky arrives, its taps left to right: the CPU's order. */
+#define MV_DEFINE_CDENSE(K)                                                                   \
+    MV_INLINE void mv_cdense_f32_k##K(MV_TAPS_PTR float* c, MV_LOCAL const float* t,          \
+                                      MV_GLOBAL float* dst, int ds, int w, int h, int x,      \
+                                      int y0)                                                 \
+    {                                                                                         \
+        float acc[MV_COLS_ROWS][MV_SPX];                                                      \
+        MV_UNROLL for (int i = 0; i < MV_COLS_ROWS + K - 1; ++i)                              \
+        {                                                                                     \
+            float q[12];                                                                      \
+            MV_WINDOW_F32(q, t + i * MV_CP, 12)                                               \
+            MV_UNROLL for (int o = 0; o < MV_COLS_ROWS; ++o)                                  \
+            {                                                                                 \
+                int ky = i - o;                                                               \
+                if (ky >= 0 && ky < K) {                                                      \
+                    MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                \
+                    {                                                                         \
+                        float s = ky == 0 ? 0.0f : acc[o][j];                                 \
+                        MV_UNROLL for (int kx = 0; kx < K; ++kx)                              \
+                        {                                                                     \
+                            s = s + c[ky * K + kx] * q[4 - K / 2 + j + kx];                   \
+                        }                                                                     \
+                        acc[o][j] = s;                                                        \
+                    }                                                                         \
+                }                                                                             \
+                if (ky == K - 1 && y0 + o < h) {                                              \
+                    int idx = (y0 + o) * ds + x;                                              \
+                    mv_sstore_f32(dst + idx, idx, w - x, acc[o]);                             \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }
+MV_DEFINE_CDENSE(3)
+MV_DEFINE_CDENSE(5)
+MV_DEFINE_CDENSE(7)
+
+/* The arguments of mv_filter2d_f32_tiled; ksize 3, 5 or 7 (anything else writes nothing); one
+ * work-item per MV_SPX x MV_COLS_ROWS outputs, in work-groups of exactly MV_TILE_W x
+ * MV_TILE_H. */
+MV_KERNEL_TILED mv_filter2d_f32_cols(MV_GLOBAL const float* src, int src_stride,
+                                     MV_GLOBAL float* dst, int dst_stride, int width, int height,
+                                     MV_TAPS_ARG(f32, coeffs), int ksize, int border_mode,
+                                     float border_value)
+{
+    MV_TAPS_OPEN(f32, coeffs)
+    MV_LOCAL_ARRAY(mv_f32x4, smem, MV_CR * MV_CV);
+    MV_LOCAL float* tile = (MV_LOCAL float*)smem;
+    /* Every work-item reaches the barrier (no return before it). */
+    int ok = ksize == 3 || ksize == 5 || ksize == 7;
+    int x0 = MV_GROUP_X * (MV_TILE_W * MV_SPX);
+    int gy = MV_GROUP_Y * (MV_TILE_H * MV_COLS_ROWS);
+    mv_cols_fill_f32(tile, src, src_stride, width, height, x0, gy, ok ? ksize / 2 : 3,
+                     border_mode, border_value);
+    MV_BARRIER();
+    int x = x0 + MV_LID_X * MV_SPX;
+    int y0 = gy + MV_LID_Y * MV_COLS_ROWS;
+    if (!ok || x >= width || y0 >= height) {
+        return;
+    }
+    MV_LOCAL const float* t = tile + (MV_LID_Y * MV_COLS_ROWS) * MV_CP + MV_LID_X * MV_SPX;
+    if (ksize == 3) {
+        mv_cdense_f32_k3(coeffs, t, dst, dst_stride, width, height, x, y0);
+    } else if (ksize == 5) {
+        mv_cdense_f32_k5(coeffs, t, dst, dst_stride, width, height, x, y0);
+    } else {
+        mv_cdense_f32_k7(coeffs, t, dst, dst_stride, width, height, x, y0);
+    }
+}
+
 /* ---- Dense u8 filters on the matrix units (mv_filter2d_u8_mma) ------------------------- *
  *
  * The dense k x k fixed-point filter (k = 3, 5, 7), and the square separable ones as the dense

@@ -423,11 +423,12 @@ pub struct FilterTuning {
     pub cols: ColsMode,
 }
 
-/// When the square separable filters of 3, 5 or 7 taps (box and Gaussian blurs included) run
-/// from a column tile in local memory (`MVISION_FILTER_COLS`): `mv_sep_filter_f32_cols`, the
-/// streaming kernel's work-items fed from the tile, and `mv_sep_filter_u8_cols`, the same in
-/// `f32` arithmetic for `u8` taps whose sums it holds exactly ([`FilterTuning::uses_cols_u8`]);
-/// the images are the same either way.
+/// When the square separable filters of 3, 5 or 7 taps (box and Gaussian blurs included) and
+/// the dense `f32` ones run from a column tile in local memory (`MVISION_FILTER_COLS`):
+/// `mv_sep_filter_f32_cols`, the streaming kernel's work-items fed from the tile,
+/// `mv_sep_filter_u8_cols`, the same in `f32` arithmetic for `u8` taps whose sums it holds
+/// exactly ([`FilterTuning::uses_cols_u8`]), and `mv_filter2d_f32_cols`
+/// ([`FilterTuning::uses_cols_dense`]); the images are the same either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColsMode {
     /// `off`: never.
@@ -718,6 +719,18 @@ impl FilterTuning {
         }
     }
 
+    /// Whether a dense `f32` filter of `k × k` taps in the default tile runs
+    /// `mv_filter2d_f32_cols`: `auto` (with `MVISION_FILTER_STREAM=auto`) and `on` for 3, 5 and
+    /// 7 taps. On the H200 it ran 3 × 3 and 7 × 7 at 1.09–1.34× the previous kernels at
+    /// 3840 × 2160 and 1920 × 1080 (CUDA, NVIDIA OpenCL; BENCHMARKS.md).
+    pub fn uses_cols_dense(&self, k: usize) -> bool {
+        match self.cols {
+            ColsMode::Off => false,
+            ColsMode::Auto => matches!(k, 3 | 5 | 7) && self.stream == StreamMode::Auto,
+            ColsMode::On => matches!(k, 3 | 5 | 7),
+        }
+    }
+
     /// Whether a dense filter of `k × k` taps runs the streaming kernel (3 × 3 only: `u8` was
     /// faster at every size measured, while at 7 × 7 the halo tile was; a device may still
     /// send large `f32` images to the halo tile, [`plan::Limits::dense_f32_halo_from`]).
@@ -742,7 +755,9 @@ impl FilterTuning {
 /// streaming kernel ([`plan::Limits::dense_f32_halo_from`]): with coefficients by value the
 /// halo tile ran 1.12× the streaming kernel at 3840 × 2160 on the H200 (83 % against 74 % of
 /// copy bandwidth) but 0.93× at 1920 × 1080 and even at 640 × 480. NVIDIA's OpenCL keeps the
-/// streaming kernel at every size (1.26× the halo tile at 4K).
+/// streaming kernel at every size (1.26× the halo tile at 4K). The default tile takes
+/// `mv_filter2d_f32_cols` before either ([`FilterTuning::uses_cols_dense`]); this rule holds
+/// for other tiles and under `MVISION_FILTER_COLS=off`.
 pub const DENSE_F32_HALO_MIN_PIXELS: usize = 1 << 22;
 
 /// Largest work-group of the tiled integral kernels (`MV_IGROUP_MAX`): it sizes their local
@@ -797,6 +812,10 @@ pub mod names {
     /// [`SEP_FILTER_F32_COLS`], summed in `f32`: only for taps whose sums all stay integers
     /// below 2²⁴ in magnitude, where that is exact.
     pub const SEP_FILTER_U8_COLS: &str = "mv_sep_filter_u8_cols";
+    /// Dense float filter, 3 × 3, 5 × 5 or 7 × 7, from the column tile of
+    /// [`SEP_FILTER_F32_COLS`]: each work-item reads its window rows once for all its output
+    /// rows.
+    pub const FILTER2D_F32_COLS: &str = "mv_filter2d_f32_cols";
     /// Dense float 3 × 3 filter, streaming (register windows).
     pub const FILTER2D_F32_STREAM: &str = "mv_filter2d_f32_stream";
     /// Dense fixed-point 3 × 3, 5 × 5 or 7 × 7 filter (also square separable ones, as the dense
@@ -963,6 +982,7 @@ impl KernelSet {
                 SEP_FILTER_F32_STREAM_K7,
                 SEP_FILTER_F32_COLS,
                 SEP_FILTER_U8_COLS,
+                FILTER2D_F32_COLS,
                 FILTER2D_F32_STREAM,
                 FILTER2D_U8_STREAM_DP,
                 SEP_FILTER_U8_STREAM_DP,

@@ -49,6 +49,8 @@ struct Dense<'a, B> {
     halo_from: Option<usize>,
     /// The coefficients of the matrix-unit kernel, where it runs this filter (`u8`).
     mma: Option<MmaTaps>,
+    /// The column-tile kernel (`f32`).
+    cols: Option<&'static str>,
 }
 
 /// The parts of a separable filter that differ between `u8` and `f32`.
@@ -136,6 +138,7 @@ impl Planner {
             px: PX_U8,
             halo_from: None,
             mma,
+            cols: None,
         };
         self.dense(src, dst, dense, variant)
     }
@@ -162,6 +165,7 @@ impl Planner {
             px: PX_F32,
             halo_from: self.limits().dense_f32_halo_from,
             mma: None,
+            cols: Some(names::FILTER2D_F32_COLS),
         };
         self.dense(src, dst, dense, variant)
     }
@@ -181,18 +185,31 @@ impl Planner {
             return Ok(self.mma(src, dst, taps, dense.ksize, shift, None, dense.border, tile));
         }
         let tuning = FilterTuning::get();
+        let (w, h) = src.size();
+        // The column tile, for the default tile only (other tiles keep seed 002's kernel).
+        let cols = dense.cols.filter(|_| {
+            variant != Variant::Naive
+                && tile == self.default_tile()
+                && tuning.uses_cols_dense(dense.ksize)
+        });
         // The streaming kernel replaces the halo tile where it exists and the tuning allows
         // (under `auto`, not on images from `halo_from` pixels on).
-        let (w, h) = src.size();
         let halo = tuning.stream == StreamMode::Auto && dense.halo_from.is_some_and(|p| w * h >= p);
         let stream = dense
             .stream
-            .filter(|_| variant != Variant::Naive && tuning.streams_dense(dense.ksize) && !halo)
+            .filter(|_| {
+                variant != Variant::Naive
+                    && cols.is_none()
+                    && tuning.streams_dense(dense.ksize)
+                    && !halo
+            })
             .map(|plain| match dense.packed {
                 Some((packed, c)) if tuning.packs(c, self.limits().dp2a) => packed,
                 _ => plain,
             });
-        let name = stream.unwrap_or(dense.names[usize::from(variant != Variant::Naive)]);
+        let name = cols
+            .or(stream)
+            .unwrap_or(dense.names[usize::from(variant != Variant::Naive)]);
         let mut args = Vec::with_capacity(11);
         args.extend(src.data());
         args.extend(dst.data());
@@ -207,6 +224,8 @@ impl Planner {
         // streaming one STREAM_PX in `stream_rows`.
         let (px, py) = if variant == Variant::Naive {
             (1, 1)
+        } else if cols.is_some() {
+            (STREAM_PX, tile.cols_rows())
         } else if stream.is_some() {
             (STREAM_PX, tuning.stream_rows)
         } else {

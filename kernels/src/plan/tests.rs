@@ -279,7 +279,9 @@ fn large_dense_3x3_f32_images_take_the_halo_tile_where_the_device_says() {
     );
     let f = Kernel2dF32::new(3, &[0.125; 9]).unwrap();
     let q = Kernel2dQ::new(3, &[1; 9], 3).unwrap();
-    let tiled = Variant::Tiled { w: 16, h: 16 };
+    // The default tile runs the column tile under MVISION_FILTER_COLS=auto (below); another
+    // tile keeps the streaming / halo-tile rule.
+    let tiled = Variant::Tiled { w: 32, h: 8 };
     let f32_launch = |p: &Planner, w, h| {
         p.filter2d_f32(img(1, w, h), img(2, w, h), &f, Border::Replicate, tiled)
             .unwrap()
@@ -302,7 +304,22 @@ fn large_dense_3x3_f32_images_take_the_halo_tile_where_the_device_says() {
     let l = cuda.filter2d_u8(img(1, w, h), img(2, w, h), &q, Border::Replicate, tiled);
     assert_ne!(l.unwrap().kernel, names::FILTER2D_U8_TILED);
     let l = f32_launch(&cuda, w, h);
-    assert_eq!(l.global, [3840 / 4, (2160 / 2_usize).next_multiple_of(16)]);
+    assert_eq!(l.global, [3840 / 4, 2160 / 2]);
+    if FilterTuning::get().cols == crate::ColsMode::Auto {
+        let default = Variant::Tiled { w: 16, h: 16 };
+        assert_eq!(cuda.default_tile(), crate::Tile::new(16, 16));
+        for k in [3, 5, 7] {
+            let c = Kernel2dF32::new(k, &vec![0.125; k * k]).unwrap();
+            let l = cuda
+                .filter2d_f32(img(1, w, h), img(2, w, h), &c, Border::Replicate, default)
+                .unwrap();
+            assert_eq!(l.kernel, names::FILTER2D_F32_COLS, "{k} × {k}");
+            assert_eq!(l.global, [960, 540usize.next_multiple_of(16)]);
+        }
+        let c = Kernel2dF32::new(9, &[0.125; 81]).unwrap();
+        let l = cuda.filter2d_f32(img(1, w, h), img(2, w, h), &c, Border::Replicate, default);
+        assert_eq!(l.unwrap().kernel, names::FILTER2D_F32_TILED, "9 × 9");
+    }
 }
 
 #[test]
