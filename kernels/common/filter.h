@@ -1347,13 +1347,13 @@ MV_INLINE mv_f32x4 mv_cols_load4_u8(MV_GLOBAL const mv_u8* p)
  * them at tile + j * MV_CP.
  * Every work-item must call it; a barrier must follow.
  * Where rows allow vector loads (4 pixels), every tile goes as vectors, each work-item loading
- * its MV_CN vectors before storing any: a tile inside the image straight; a tile at the border with each
- * row mapped once (a row outside the image under a constant border is the value), a vector of 4
- * inside columns one load and the apron beyond the left or right edge pixel by pixel with the
- * columns mapped -- while every coordinate of the tile is within one reflection. Otherwise
- * pixel by pixel. The same pixels either way. (The pixel-by-pixel border tiles, each work-item
- * waiting on about 20 loads in turn, made Gaussian 7 f32 1.3x slower at 3840 x 2160 and 1.6x at
- * 1920 x 1080 on the H200: BENCHMARKS.md.) */
+ * its MV_CN vectors before storing any: a tile inside the image straight; a tile at the border
+ * with each row mapped once (a row outside the image under a constant border is the value), a
+ * vector of 4 inside columns one load and the apron beyond the left or right edge pixel by
+ * pixel with the columns mapped -- while every coordinate of the tile is within one reflection.
+ * Otherwise pixel by pixel. The same pixels either way. (The pixel-by-pixel border tiles, each
+ * work-item waiting on about 20 loads in turn, made Gaussian 7 f32 1.3x slower at 3840 x 2160
+ * and 1.6x at 1920 x 1080 on the H200: BENCHMARKS.md.) */
 #define MV_DEFINE_COLS_FILL(SUFFIX, PIX)                                                           \
 MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* src, int ss,       \
                                      int w, int h, int x0, int y0, int r, int mode, float value)   \
