@@ -1342,6 +1342,19 @@ MV_INLINE mv_f32x4 mv_cols_load4_u8(MV_GLOBAL const mv_u8* p)
     return v;
 }
 
+/* Stores the MV_CN vectors v a work-item (tid) loaded for the column tile's first nr rows. */
+MV_INLINE void mv_cols_store(MV_LOCAL float* tile, const mv_f32x4* v, int tid, int nr)
+{
+    MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile;
+    MV_UNROLL for (int k = 0; k < MV_CN; ++k)
+    {
+        int i = tid + k * MV_TILE_W * MV_TILE_H;
+        if (i / MV_CV < nr) {
+            d[i] = v[k];
+        }
+    }
+}
+
 /* mv_cols_fill_<T>: copies the group's tile, as floats: source rows y0 - r .. y0 + MV_TILE_H *
  * MV_COLS_ROWS + r - 1, columns x0 - 4 .. x0 + MV_TILE_W * MV_SPX + 3 (border applied), row j of
  * them at tile + j * MV_CP.
@@ -1373,14 +1386,7 @@ MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* 
                 v[k] = mv_cols_load4_##SUFFIX(s + ty * ss + 4 * (i - ty * MV_CV));                 \
             }                                                                                      \
         }                                                                                          \
-        MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile;                                           \
-        MV_UNROLL for (int k = 0; k < MV_CN; ++k)                                                  \
-        {                                                                                          \
-            int i = tid + k * n;                                                                   \
-            if (i / MV_CV < nr) {                                                                  \
-                d[i] = v[k];                                                                       \
-            }                                                                                      \
-        }                                                                                          \
+        mv_cols_store(tile, v, tid, nr);                                                          \
     } else if (vec && w > 4 && h > 4 && x0 + MV_CP - 5 < 2 * w - 1 &&                              \
                y0 - r + nr - 1 < 2 * h - 1) {                                                      \
         mv_f32x4 v[MV_CN];                                                                         \
@@ -1411,14 +1417,7 @@ MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* 
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile;                                           \
-        MV_UNROLL for (int k = 0; k < MV_CN; ++k)                                                  \
-        {                                                                                          \
-            int i = tid + k * n;                                                                   \
-            if (i / MV_CV < nr) {                                                                  \
-                d[i] = v[k];                                                                       \
-            }                                                                                      \
-        }                                                                                          \
+        mv_cols_store(tile, v, tid, nr);                                                          \
     } else {                                                                                       \
         for (int i = tid; i < nr * MV_CP; i += n) {                                                \
             int ty = i / MV_CP;                                                                    \

@@ -359,6 +359,14 @@ impl Planner {
         border: Border<u8>,
     ) -> Launch<B> {
         let k = kx.len();
+        // What follows `ky_len`: the shift, the finish (1: box mean) and the box's area.
+        let finish = |shift: u32| {
+            vec![
+                Arg::I32(shift as i32),
+                Arg::I32(i32::from(box_area.is_some())),
+                Arg::I32(box_area.unwrap_or(1)),
+            ]
+        };
         let tuning = FilterTuning::get();
         // The matrix-unit kernel when asked for by name (`MVISION_FILTER_MMA=on`, for tests).
         let pixels = src.width * src.height;
@@ -371,11 +379,7 @@ impl Planner {
                     cols: Some(names::SEP_FILTER_U8_COLS),
                     kx: (table_i32(&rx, LINE_SLOTS), k),
                     ky: (table_i32(&ry, LINE_SLOTS), k),
-                    finish: vec![
-                        Arg::I32(rshift as i32),
-                        Arg::I32(i32::from(box_area.is_some())),
-                        Arg::I32(box_area.unwrap_or(1)),
-                    ],
+                    finish: finish(rshift),
                     border: border_u8(border),
                     px: PX_U8,
                 };
@@ -401,11 +405,7 @@ impl Planner {
             cols: None,
             kx: (table_i32(kx, LINE_SLOTS), kx.len()),
             ky: (table_i32(ky, LINE_SLOTS), ky.len()),
-            finish: vec![
-                Arg::I32(shift as i32),
-                Arg::I32(i32::from(box_area.is_some())),
-                Arg::I32(box_area.unwrap_or(1)),
-            ],
+            finish: finish(shift),
             border: border_u8(border),
             px: PX_U8,
         };
