@@ -428,7 +428,7 @@ pub struct FilterTuning {
 /// `mv_sep_filter_f32_cols`, the streaming kernel's work-items fed from the tile,
 /// `mv_sep_filter_u8_cols`, the same in `f32` arithmetic for `u8` taps whose sums it holds
 /// exactly ([`FilterTuning::uses_cols_u8`]), and `mv_filter2d_f32_cols`
-/// ([`FilterTuning::uses_cols_dense`]); the images are the same either way.
+/// ([`FilterTuning::uses_cols`], default tile); the images are the same either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColsMode {
     /// `off`: never.
@@ -709,26 +709,8 @@ impl FilterTuning {
     /// `MVISION_FILTER_STREAM=auto`) for 7 taps at every size and for 3 and 5 taps below
     /// [`COLS_U8_SMALL_TAPS_MAX_PIXELS`]; `on` for 3, 5 and 7 taps at every size.
     pub fn uses_cols_u8(&self, k: usize, pixels: usize) -> bool {
-        match self.cols {
-            ColsMode::Off => false,
-            ColsMode::Auto => {
-                self.stream == StreamMode::Auto
-                    && (k == 7 || (matches!(k, 3 | 5) && pixels < COLS_U8_SMALL_TAPS_MAX_PIXELS))
-            }
-            ColsMode::On => matches!(k, 3 | 5 | 7),
-        }
-    }
-
-    /// Whether a dense `f32` filter of `k × k` taps in the default tile runs
-    /// `mv_filter2d_f32_cols`: `auto` (with `MVISION_FILTER_STREAM=auto`) and `on` for 3, 5 and
-    /// 7 taps. On the H200 it ran 3 × 3 and 7 × 7 at 1.09–1.34× the previous kernels at
-    /// 3840 × 2160 and 1920 × 1080 (CUDA, NVIDIA OpenCL; BENCHMARKS.md).
-    pub fn uses_cols_dense(&self, k: usize) -> bool {
-        match self.cols {
-            ColsMode::Off => false,
-            ColsMode::Auto => matches!(k, 3 | 5 | 7) && self.stream == StreamMode::Auto,
-            ColsMode::On => matches!(k, 3 | 5 | 7),
-        }
+        self.uses_cols(k)
+            && (self.cols == ColsMode::On || k == 7 || pixels < COLS_U8_SMALL_TAPS_MAX_PIXELS)
     }
 
     /// Whether a dense filter of `k × k` taps runs the streaming kernel (3 × 3 only: `u8` was
@@ -739,7 +721,9 @@ impl FilterTuning {
     }
 
     /// Whether a square separable `f32` filter of `k × k` taps runs `mv_sep_filter_f32_cols`
-    /// rather than the streaming or the tiled kernel (at any image size).
+    /// rather than the streaming or the tiled kernel (at any image size), and a dense `f32`
+    /// one in the default tile `mv_filter2d_f32_cols` (on the H200 the latter ran 3 × 3 and
+    /// 7 × 7 at 1.09–1.34× the previous kernels at 3840 × 2160 and 1920 × 1080; BENCHMARKS.md).
     pub fn uses_cols(&self, k: usize) -> bool {
         match self.cols {
             ColsMode::Off => false,
@@ -756,7 +740,7 @@ impl FilterTuning {
 /// halo tile ran 1.12× the streaming kernel at 3840 × 2160 on the H200 (83 % against 74 % of
 /// copy bandwidth) but 0.93× at 1920 × 1080 and even at 640 × 480. NVIDIA's OpenCL keeps the
 /// streaming kernel at every size (1.26× the halo tile at 4K). The default tile takes
-/// `mv_filter2d_f32_cols` before either ([`FilterTuning::uses_cols_dense`]); this rule holds
+/// `mv_filter2d_f32_cols` before either ([`FilterTuning::uses_cols`]); this rule holds
 /// for other tiles and under `MVISION_FILTER_COLS=off`.
 pub const DENSE_F32_HALO_MIN_PIXELS: usize = 1 << 22;
 

@@ -190,7 +190,7 @@ impl Planner {
         let cols = dense.cols.filter(|_| {
             variant != Variant::Naive
                 && tile == self.default_tile()
-                && tuning.uses_cols_dense(dense.ksize)
+                && tuning.uses_cols(dense.ksize)
         });
         // The streaming kernel replaces the halo tile where it exists and the tuning allows
         // (under `auto`, not on images from `halo_from` pixels on).
