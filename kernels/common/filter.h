@@ -1324,7 +1324,12 @@ MV_KERNEL_LEAN mv_sep_filter_f32_stream_k7(MV_SEP_F32_STREAM_PARAMS)
 #define MV_CP (MV_TILE_W * MV_SPX + 8)
 #define MV_CR (MV_TILE_H * MV_COLS_ROWS + 6)
 #define MV_CV (MV_CP / 4)
-#define MV_CN ((MV_CR * MV_CV + MV_TILE_W * MV_TILE_H - 1) / (MV_TILE_W * MV_TILE_H))
+/* The vector fill's layout: each step the group copies MV_CRS whole rows of the tile, work-item
+ * tid the vector at column tid % MV_CV of row tid / MV_CV (work-items past MV_CRS rows idle), in
+ * MV_CSTEPS steps, so no work-item divides per vector. Groups narrower than a tile row
+ * (MV_CRS 0: only 1 x 1 and 1 x 2) fill pixel by pixel. */
+#define MV_CRS ((MV_TILE_W * MV_TILE_H) / MV_CV)
+#define MV_CSTEPS (MV_CRS > 0 ? (MV_CR + MV_CRS - 1) / MV_CRS : 1)
 
 /* The 4 pixels from p on (p aligned to their 4 pixels' bytes) as floats. */
 MV_INLINE mv_f32x4 mv_cols_load4_f32(MV_GLOBAL const float* p)
@@ -1342,15 +1347,16 @@ MV_INLINE mv_f32x4 mv_cols_load4_u8(MV_GLOBAL const mv_u8* p)
     return v;
 }
 
-/* Stores the MV_CN vectors v a work-item (tid) loaded for the column tile's first nr rows. */
-MV_INLINE void mv_cols_store(MV_LOCAL float* tile, const mv_f32x4* v, int tid, int nr)
+/* Stores the MV_CSTEPS vectors v that the work-item at column c, row cy of the fill layout
+ * (copying while act) loaded for the column tile's first nr rows. */
+MV_INLINE void mv_cols_store(MV_LOCAL float* tile, const mv_f32x4* v, int c, int cy, int act,
+                             int nr)
 {
-    MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile;
-    MV_UNROLL for (int k = 0; k < MV_CN; ++k)
+    MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile + cy * MV_CV + c;
+    MV_UNROLL for (int k = 0; k < MV_CSTEPS; ++k)
     {
-        int i = tid + k * MV_TILE_W * MV_TILE_H;
-        if (i / MV_CV < nr) {
-            d[i] = v[k];
+        if (act && cy + k * MV_CRS < nr) {
+            d[k * MV_CRS * MV_CV] = v[k];
         }
     }
 }
@@ -1359,14 +1365,15 @@ MV_INLINE void mv_cols_store(MV_LOCAL float* tile, const mv_f32x4* v, int tid, i
  * MV_COLS_ROWS + r - 1, columns x0 - 4 .. x0 + MV_TILE_W * MV_SPX + 3 (border applied), row j of
  * them at tile + j * MV_CP.
  * Every work-item must call it; a barrier must follow.
- * Where rows allow vector loads (4 pixels), every tile goes as vectors, each work-item loading
- * its MV_CN vectors before storing any: a tile inside the image straight; a tile at the border
- * with each row mapped once (a row outside the image under a constant border is the value), a
- * vector of 4 inside columns one load and the apron beyond the left or right edge pixel by
- * pixel with the columns mapped -- while every coordinate of the tile is within one reflection.
- * Otherwise pixel by pixel. The same pixels either way. (The pixel-by-pixel border tiles, each
- * work-item waiting on about 20 loads in turn, made Gaussian 7 f32 1.3x slower at 3840 x 2160
- * and 1.6x at 1920 x 1080 on the H200: BENCHMARKS.md.) */
+ * Where rows allow vector loads (4 pixels), every tile goes as vectors in the layout of MV_CRS,
+ * each work-item loading its MV_CSTEPS vectors (one column of the tile, MV_CRS rows apart)
+ * before storing any: a tile inside the image straight; a tile at the border with each row
+ * mapped once (a row outside the image under a constant border is the value), a vector of 4
+ * inside columns one load and the apron beyond the left or right edge pixel by pixel with the
+ * columns mapped -- while every coordinate of the tile is within one reflection. Otherwise
+ * pixel by pixel. The same pixels either way. (The pixel-by-pixel border tiles, each work-item
+ * waiting on about 20 loads in turn, made Gaussian 7 f32 1.3x slower at 3840 x 2160 and 1.6x at
+ * 1920 x 1080 on the H200: BENCHMARKS.md.) */
 #define MV_DEFINE_COLS_FILL(SUFFIX, PIX)                                                           \
 MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* src, int ss,       \
                                      int w, int h, int x0, int y0, int r, int mode, float value)   \
@@ -1374,42 +1381,46 @@ MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* 
     int n = MV_TILE_W * MV_TILE_H;                                                                 \
     int tid = MV_LID_Y * MV_TILE_W + MV_LID_X;                                                     \
     int nr = MV_TILE_H * MV_COLS_ROWS + 2 * r;                                                     \
-    int vec = (ss & 3) == 0 && ((mv_u64)src & (4 * sizeof(PIX) - 1)) == 0;                         \
+    int vec = MV_CRS > 0 && (ss & 3) == 0 && ((mv_u64)src & (4 * sizeof(PIX) - 1)) == 0;           \
+    /* This work-item's column and first row of the vector layout. */                              \
+    int c = tid % MV_CV;                                                                           \
+    int cy = tid / MV_CV;                                                                          \
+    int act = cy < MV_CRS;                                                                         \
+    cy = act ? cy : 0;                                                                             \
     if (vec && x0 >= 4 && x0 + MV_CP - 4 <= w && y0 >= r && y0 - r + nr <= h) {                    \
-        MV_GLOBAL const PIX* s = src + (y0 - r) * ss + x0 - 4;                                     \
-        mv_f32x4 v[MV_CN];                                                                         \
-        MV_UNROLL for (int k = 0; k < MV_CN; ++k)                                                  \
+        MV_GLOBAL const PIX* s = src + (y0 - r + cy) * ss + x0 - 4 + 4 * c;                        \
+        mv_f32x4 v[MV_CSTEPS];                                                                     \
+        MV_UNROLL for (int k = 0; k < MV_CSTEPS; ++k)                                              \
         {                                                                                          \
-            int i = tid + k * n;                                                                   \
-            int ty = i / MV_CV;                                                                    \
-            if (ty < nr) {                                                                         \
-                v[k] = mv_cols_load4_##SUFFIX(s + ty * ss + 4 * (i - ty * MV_CV));                 \
+            if (act && cy + k * MV_CRS < nr) {                                                     \
+                v[k] = mv_cols_load4_##SUFFIX(s + k * MV_CRS * ss);                                \
             }                                                                                      \
         }                                                                                          \
-        mv_cols_store(tile, v, tid, nr);                                                          \
+        mv_cols_store(tile, v, c, cy, act, nr);                                                    \
     } else if (vec && w > 4 && h > 4 && x0 + MV_CP - 5 < 2 * w - 1 &&                              \
                y0 - r + nr - 1 < 2 * h - 1) {                                                      \
-        mv_f32x4 v[MV_CN];                                                                         \
-        MV_UNROLL for (int k = 0; k < MV_CN; ++k)                                                  \
+        /* The columns are the same in every step. */                                              \
+        int cx = x0 - 4 + 4 * c;                                                                   \
+        int inside = cx >= 0 && cx + 4 <= w;                                                       \
+        int s0 = mv_border_near(cx, w, mode);                                                      \
+        int s1 = mv_border_near(cx + 1, w, mode);                                                  \
+        int s2 = mv_border_near(cx + 2, w, mode);                                                  \
+        int s3 = mv_border_near(cx + 3, w, mode);                                                  \
+        mv_f32x4 v[MV_CSTEPS];                                                                     \
+        MV_UNROLL for (int k = 0; k < MV_CSTEPS; ++k)                                              \
         {                                                                                          \
-            int i = tid + k * n;                                                                   \
-            int ty = i / MV_CV;                                                                    \
-            if (ty < nr) {                                                                         \
+            int ty = cy + k * MV_CRS;                                                              \
+            if (act && ty < nr) {                                                                  \
                 int sy = mv_border_near(y0 - r + ty, h, mode);                                     \
-                int cx = x0 - 4 + 4 * (i - ty * MV_CV);                                            \
                 MV_GLOBAL const PIX* row = src + (sy < 0 ? 0 : sy) * ss;                           \
                 if (sy < 0) {                                                                      \
                     v[k].x = value;                                                                \
                     v[k].y = value;                                                                \
                     v[k].z = value;                                                                \
                     v[k].w = value;                                                                \
-                } else if (cx >= 0 && cx + 4 <= w) {                                               \
+                } else if (inside) {                                                               \
                     v[k] = mv_cols_load4_##SUFFIX(row + cx);                                       \
                 } else {                                                                           \
-                    int s0 = mv_border_near(cx, w, mode);                                          \
-                    int s1 = mv_border_near(cx + 1, w, mode);                                      \
-                    int s2 = mv_border_near(cx + 2, w, mode);                                      \
-                    int s3 = mv_border_near(cx + 3, w, mode);                                      \
                     v[k].x = s0 < 0 ? value : (float)row[s0];                                      \
                     v[k].y = s1 < 0 ? value : (float)row[s1];                                      \
                     v[k].z = s2 < 0 ? value : (float)row[s2];                                      \
@@ -1417,7 +1428,7 @@ MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* 
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        mv_cols_store(tile, v, tid, nr);                                                          \
+        mv_cols_store(tile, v, c, cy, act, nr);                                                    \
     } else {                                                                                       \
         for (int i = tid; i < nr * MV_CP; i += n) {                                                \
             int ty = i / MV_CP;                                                                    \
