@@ -744,6 +744,17 @@ impl FilterTuning {
 /// for other tiles and under `MVISION_FILTER_COLS=off`.
 pub const DENSE_F32_HALO_MIN_PIXELS: usize = 1 << 22;
 
+/// Pixels from which `mv_filter2d_f32_cols` runs in work-groups of [`DENSE_COLS_WIDE_TILE`]
+/// instead of the default tile: on the H200 at 3840 × 2160 the 32 × 8 groups (128 columns by
+/// 32 rows each) ran dense 7 × 7 `f32` 1.02–1.03× the 16 × 16 ones (71–72 % of copy bandwidth
+/// on CUDA and NVIDIA OpenCL), at 1920 × 1080 0.94–0.97× (BENCHMARKS.md).
+pub const DENSE_COLS_WIDE_MIN_PIXELS: usize = 1 << 22;
+
+/// The work-group of `mv_filter2d_f32_cols` on images of at least
+/// [`DENSE_COLS_WIDE_MIN_PIXELS`] (where the device takes it; its program is built on first
+/// use, like any tile's).
+pub const DENSE_COLS_WIDE_TILE: Tile = Tile::new(32, 8);
+
 /// Largest work-group of the tiled integral kernels (`MV_IGROUP_MAX`): it sizes their local
 /// arrays. They run with 32, 64, 128 or 256 work-items (32 lanes × 1 to 8 rows).
 pub const INTEGRAL_GROUP_MAX: usize = 256;

@@ -12,8 +12,8 @@ use super::{
     Planner, Variant,
 };
 use crate::{
-    names, FilterTuning, KernelSet, MmaMode, StreamMode, DENSE_ROWS, LINE_SLOTS, PX_F32, PX_U8,
-    STREAM_PX, TAPS_SLOTS,
+    names, FilterTuning, KernelSet, MmaMode, StreamMode, DENSE_COLS_WIDE_MIN_PIXELS,
+    DENSE_COLS_WIDE_TILE, DENSE_ROWS, LINE_SLOTS, PX_F32, PX_U8, STREAM_PX, TAPS_SLOTS,
 };
 
 const ONES_I32: [i32; MAX_KERNEL_SIZE] = [1; MAX_KERNEL_SIZE];
@@ -232,6 +232,17 @@ impl Planner {
             (dense.px, DENSE_ROWS)
         };
         let range = (w.div_ceil(px), h.div_ceil(py));
+        // Large images take the column tile in wider groups (the same rows per work-item).
+        let wide = DENSE_COLS_WIDE_TILE;
+        let tile = if cols.is_some()
+            && w.saturating_mul(h) >= DENSE_COLS_WIDE_MIN_PIXELS
+            && wide.cols_rows() == py
+            && self.limits().check_tile(wide).is_ok()
+        {
+            wide
+        } else {
+            tile
+        };
         Ok(self.launch_2d(KernelSet::Filter, tile, name, args, range))
     }
 

@@ -5,9 +5,10 @@ use mvision_core::filter::{
     self as f, filter2d_scratch_len, separable_scratch_len, Kernel2dF32, Kernel2dQ, SepKernelF32,
     SepKernelQ, MAX_KERNEL_SIZE,
 };
+use mvision_core::Border;
 use mvision_kernels::testing::{borders_f32, borders_u8, max_abs, random_f32, random_u8, Rng};
 use mvision_kernels::{FilterTuning, FmaMode};
-use mvision_runtime::{ops, Backend};
+use mvision_runtime::{ops, Backend, Variant};
 
 use crate::{
     alloc, assert_close, assert_exact, contexts, download, reference, run_everywhere, run_where,
@@ -117,6 +118,36 @@ fn filter2d_f32_matches_the_cpu_in_every_variant() {
                 }
             }
         }
+    }
+}
+
+/// Dense `f32` filters on an image of at least `DENSE_COLS_WIDE_MIN_PIXELS`, where the GPUs run
+/// the column tile in wider work-groups (`DENSE_COLS_WIDE_TILE`), against the CPU; an odd
+/// width, so rows do not start 16-byte aligned and the border tiles map pixel by pixel too.
+#[test]
+fn filter2d_f32_on_a_large_image_matches_the_cpu() {
+    let mut rng = Rng::new(0x2d4b);
+    let (w, h) = (2055, 2042);
+    assert!(w * h >= mvision_kernels::DENSE_COLS_WIDE_MIN_PIXELS);
+    let src = random_f32(&mut rng, w, h);
+    let [replicate, _, constant] = borders_f32(&mut rng);
+    for (k, border) in [(3, constant), (7, replicate), (7, Border::Reflect101)] {
+        let coeffs: Vec<f32> = (0..k * k).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+        let kernel = Kernel2dF32::new(k, &coeffs).unwrap();
+        let want = reference(&src, (w, h), |a, b| {
+            let mut scratch = vec![0.0; filter2d_scratch_len(w, k)];
+            f::filter2d_f32(a, b, &kernel, border, &mut scratch)
+        });
+        let scale = coeffs.iter().map(|c| c.abs()).sum::<f32>() * max_abs(&src, border);
+        let got = run_everywhere(&src, (w, h), |a, o| {
+            ops::filter2d_f32(a, o, &kernel, border, Variant::default())
+        });
+        assert_f32(
+            &got,
+            &want,
+            scale,
+            &format!("filter2d_f32 {w}x{h} k{k} {border:?}"),
+        );
     }
 }
 
