@@ -10,7 +10,7 @@ use anyhow::{anyhow, Context, Result};
 /// A value (a core tracker) and the zeroed heap block it borrows.
 ///
 /// Invariant, kept by this crate (the type is crate-private): the value is only reached through
-/// [`OwnedWorkspace::get`] / [`OwnedWorkspace::get_ref`] and never moved out or swapped with
+/// [`OwnedWorkspace::get`] and never moved out or swapped with
 /// another instance's value, so it never outlives its block.
 pub(crate) struct OwnedWorkspace<T> {
     /// `Some` until `drop`, which drops it before the block.

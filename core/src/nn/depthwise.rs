@@ -966,7 +966,7 @@ pub(crate) mod avx512 {
     /// At most this many border chunks per row are kept (the rest are recomputed per row).
     const CACHED: usize = 4;
 
-    /// [`plane`] at horizontal stride `SX` (1 or 2). Per output row with all three input rows
+    /// One plane of [`super::conv`] at horizontal stride `SX` (1 or 2). Per output row with all three input rows
     /// present, the outputs whose taps all lie in the row run 16 at a time without masks; the
     /// others (border columns, and the remainder) run as masked chunks whose masks are computed
     /// once per plane; rows with a missing input row run entirely as masked chunks.

@@ -525,7 +525,7 @@ fn store_row(c: &mut [f32], acc: &[f32], alpha: f32, beta: Option<f32>) {
 /// The register micro-kernel: `MR × NR` tile of `Σ_p a[p]·b[p]ᵀ` over packed slivers.
 pub(crate) struct Micro;
 
-/// Whether this build uses the explicit AVX + FMA micro-kernel ([`Micro::avx_fma`]).
+/// Whether this build uses the explicit AVX + FMA micro-kernel (`Micro::avx_fma`, compiled only there).
 const AVX_FMA: bool = cfg!(all(
     any(target_arch = "x86_64", target_arch = "x86"),
     target_feature = "avx",
@@ -550,7 +550,7 @@ impl Micro {
 
     /// The portable kernel, written for LLVM's vectorisers: fixed-size rows, constant trip
     /// counts. (On AVX-512 builds LLVM vectorises its `p` loop as an in-order reduction with
-    /// gathers, ten times slower, which is one reason those builds take [`Micro::avx_fma`].)
+    /// gathers, ten times slower, which is one reason those builds take `Micro::avx_fma`.)
     #[inline(always)]
     pub(crate) fn portable(a: &[f32], b: &[f32]) -> [[f32; NR]; MR] {
         let mut acc = [[0.0f32; NR]; MR];

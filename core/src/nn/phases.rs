@@ -446,7 +446,7 @@ mod avx512 {
     }
 
     /// Output channels `c0 .. c0 + C` at grid vectors `v0 .. v0 + V` (all inside: checked by
-    /// [`multiply`]; `outs`: their [`output_lanes`]).
+    /// [`multiply`]; `outs`: their [`super::Tile::output_lanes`]).
     #[inline(always)]
     fn tile<const C: usize, const V: usize>(
         t: &Tile<'_>,
