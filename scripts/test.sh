@@ -67,6 +67,8 @@ step "GPU filters: the matrix-unit u8 kernel at 3, 5 and 7 taps a side, its prod
 MVISION_FILTER_MMA=on cargo test -p mvision-runtime --locked --test backends -- filter::
 step "GPU filters: the separable f32 and u8 filters and the dense f32 ones from a local-memory column tile at 3, 5 and 7 taps, every size, bit-identical to the CPU (MVISION_FILTER_COLS=on MVISION_FILTER_FMA=off; the default auto runs the tile too, except where MVISION_FILTER_STREAM is set)"
 MVISION_FILTER_COLS=on MVISION_FILTER_FMA=off cargo test -p mvision-runtime --locked --test backends -- filter::
+step "GPU filters: the u8 column tile of bytes with packed products (dp2a), emulated on PoCL (MVISION_FILTER_DOT=on; the default auto runs it where the device has dp2a)"
+MVISION_FILTER_DOT=on cargo test -p mvision-runtime --locked --test backends -- filter::
 
 step "GEMM through the gemm crate (feature gemm-crate) and the explicit AVX+FMA micro-kernel"
 cargo clippy -p mvision-core --all-targets --features gemm-crate --locked -- -D warnings

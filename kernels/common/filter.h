@@ -1346,20 +1346,43 @@ MV_INLINE mv_f32x4 mv_cols_load4_u8(MV_GLOBAL const mv_u8* p)
     v.w = (float)MV_BYTE(w, 3);
     return v;
 }
-
-/* Stores the MV_CSTEPS vectors v that the work-item at column c, row cy of the fill layout
- * (copying while act) loaded for the column tile's first nr rows. */
-MV_INLINE void mv_cols_store(MV_LOCAL float* tile, const mv_f32x4* v, int c, int cy, int act,
-                             int nr)
+/* The same 4 pixels as one word of bytes (the byte tile of mv_sep_filter_u8_cols_dp). */
+MV_INLINE mv_u32 mv_cols_load4_u8w(MV_GLOBAL const mv_u8* p)
 {
-    MV_LOCAL mv_f32x4* d = (MV_LOCAL mv_f32x4*)tile + cy * MV_CV + c;
-    MV_UNROLL for (int k = 0; k < MV_CSTEPS; ++k)
-    {
-        if (act && cy + k * MV_CRS < nr) {
-            d[k * MV_CRS * MV_CV] = v[k];
-        }
-    }
+    return *(MV_GLOBAL const mv_u32*)p;
 }
+/* A tile vector from 4 tile elements. */
+MV_INLINE mv_f32x4 mv_cols_make4_f32(float a, float b, float c, float d)
+{
+    mv_f32x4 v;
+    v.x = a;
+    v.y = b;
+    v.z = c;
+    v.w = d;
+    return v;
+}
+#define mv_cols_make4_u8 mv_cols_make4_f32
+MV_INLINE mv_u32 mv_cols_make4_u8w(mv_u8 a, mv_u8 b, mv_u8 c, mv_u8 d)
+{
+    return MV_PACK4((mv_u32)a, (mv_u32)b, (mv_u32)c, (mv_u32)d);
+}
+
+/* mv_cols_store_<VEC>: stores the MV_CSTEPS vectors v that the work-item at column c, row cy of
+ * the fill layout (copying while act) loaded for the column tile's first nr rows. */
+#define MV_DEFINE_COLS_STORE(VEC)                                                                  \
+MV_INLINE void mv_cols_store_##VEC(MV_LOCAL VEC* tile, const VEC* v, int c, int cy, int act,       \
+                                   int nr)                                                         \
+{                                                                                                  \
+    MV_LOCAL VEC* d = tile + cy * MV_CV + c;                                                       \
+    MV_UNROLL for (int k = 0; k < MV_CSTEPS; ++k)                                                  \
+    {                                                                                              \
+        if (act && cy + k * MV_CRS < nr) {                                                         \
+            d[k * MV_CRS * MV_CV] = v[k];                                                          \
+        }                                                                                          \
+    }                                                                                              \
+}
+MV_DEFINE_COLS_STORE(mv_f32x4)
+MV_DEFINE_COLS_STORE(mv_u32)
 
 /* mv_cols_fill_<T>: copies the group's tile, as floats: source rows y0 - r .. y0 + MV_TILE_H *
  * MV_COLS_ROWS + r - 1, columns x0 - 4 .. x0 + MV_TILE_W * MV_SPX + 3 (border applied), row j of
@@ -1374,9 +1397,9 @@ MV_INLINE void mv_cols_store(MV_LOCAL float* tile, const mv_f32x4* v, int c, int
  * pixel by pixel. The same pixels either way. (The pixel-by-pixel border tiles, each work-item
  * waiting on about 20 loads in turn, made Gaussian 7 f32 1.3x slower at 3840 x 2160 and 1.6x at
  * 1920 x 1080 on the H200: BENCHMARKS.md.) */
-#define MV_DEFINE_COLS_FILL(SUFFIX, PIX)                                                           \
-MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* src, int ss,       \
-                                     int w, int h, int x0, int y0, int r, int mode, float value)   \
+#define MV_DEFINE_COLS_FILL(SUFFIX, PIX, VEC, ELEM)                                                \
+MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL ELEM* tile, MV_GLOBAL const PIX* src, int ss,        \
+                                     int w, int h, int x0, int y0, int r, int mode, ELEM value)    \
 {                                                                                                  \
     int n = MV_TILE_W * MV_TILE_H;                                                                 \
     int tid = MV_LID_Y * MV_TILE_W + MV_LID_X;                                                     \
@@ -1389,14 +1412,14 @@ MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* 
     cy = act ? cy : 0;                                                                             \
     if (vec && x0 >= 4 && x0 + MV_CP - 4 <= w && y0 >= r && y0 - r + nr <= h) {                    \
         MV_GLOBAL const PIX* s = src + (y0 - r + cy) * ss + x0 - 4 + 4 * c;                        \
-        mv_f32x4 v[MV_CSTEPS];                                                                     \
+        VEC v[MV_CSTEPS];                                                                          \
         MV_UNROLL for (int k = 0; k < MV_CSTEPS; ++k)                                              \
         {                                                                                          \
             if (act && cy + k * MV_CRS < nr) {                                                     \
                 v[k] = mv_cols_load4_##SUFFIX(s + k * MV_CRS * ss);                                \
             }                                                                                      \
         }                                                                                          \
-        mv_cols_store(tile, v, c, cy, act, nr);                                                    \
+        mv_cols_store_##VEC((MV_LOCAL VEC*)tile, v, c, cy, act, nr);                               \
     } else if (vec && w > 4 && h > 4 && x0 + MV_CP - 5 < 2 * w - 1 &&                              \
                y0 - r + nr - 1 < 2 * h - 1) {                                                      \
         /* The columns are the same in every step. */                                              \
@@ -1406,7 +1429,7 @@ MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* 
         int s1 = mv_border_near(cx + 1, w, mode);                                                  \
         int s2 = mv_border_near(cx + 2, w, mode);                                                  \
         int s3 = mv_border_near(cx + 3, w, mode);                                                  \
-        mv_f32x4 v[MV_CSTEPS];                                                                     \
+        VEC v[MV_CSTEPS];                                                                          \
         MV_UNROLL for (int k = 0; k < MV_CSTEPS; ++k)                                              \
         {                                                                                          \
             int ty = cy + k * MV_CRS;                                                              \
@@ -1414,33 +1437,31 @@ MV_INLINE void mv_cols_fill_##SUFFIX(MV_LOCAL float* tile, MV_GLOBAL const PIX* 
                 int sy = mv_border_near(y0 - r + ty, h, mode);                                     \
                 MV_GLOBAL const PIX* row = src + (sy < 0 ? 0 : sy) * ss;                           \
                 if (sy < 0) {                                                                      \
-                    v[k].x = value;                                                                \
-                    v[k].y = value;                                                                \
-                    v[k].z = value;                                                                \
-                    v[k].w = value;                                                                \
+                    v[k] = mv_cols_make4_##SUFFIX(value, value, value, value);                     \
                 } else if (inside) {                                                               \
                     v[k] = mv_cols_load4_##SUFFIX(row + cx);                                       \
                 } else {                                                                           \
-                    v[k].x = s0 < 0 ? value : (float)row[s0];                                      \
-                    v[k].y = s1 < 0 ? value : (float)row[s1];                                      \
-                    v[k].z = s2 < 0 ? value : (float)row[s2];                                      \
-                    v[k].w = s3 < 0 ? value : (float)row[s3];                                      \
+                    v[k] = mv_cols_make4_##SUFFIX(s0 < 0 ? value : (ELEM)row[s0],                  \
+                                                  s1 < 0 ? value : (ELEM)row[s1],                  \
+                                                  s2 < 0 ? value : (ELEM)row[s2],                  \
+                                                  s3 < 0 ? value : (ELEM)row[s3]);                 \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
-        mv_cols_store(tile, v, c, cy, act, nr);                                                    \
+        mv_cols_store_##VEC((MV_LOCAL VEC*)tile, v, c, cy, act, nr);                               \
     } else {                                                                                       \
         for (int i = tid; i < nr * MV_CP; i += n) {                                                \
             int ty = i / MV_CP;                                                                    \
             int tx = i - ty * MV_CP;                                                               \
             int sy = mv_border_index(y0 - r + ty, h, mode);                                        \
             int sx = mv_border_index(x0 - 4 + tx, w, mode);                                        \
-            tile[i] = (sx < 0 || sy < 0) ? value : (float)src[sy * ss + sx];                       \
+            tile[i] = (sx < 0 || sy < 0) ? value : (ELEM)src[sy * ss + sx];                        \
         }                                                                                          \
     }                                                                                              \
 }
-MV_DEFINE_COLS_FILL(f32, float)
-MV_DEFINE_COLS_FILL(u8, mv_u8)
+MV_DEFINE_COLS_FILL(f32, float, mv_f32x4, float)
+MV_DEFINE_COLS_FILL(u8, mv_u8, mv_f32x4, float)
+MV_DEFINE_COLS_FILL(u8w, mv_u8, mv_u32, mv_u8)
 
 /* mv_csep_<T>_k<K>: the separable K x K filter of the work-item at column x, rows y0 .. y0 +
  * MV_COLS_ROWS - 1, from its rows of the tile, t pointing at its first window row (source row
@@ -1549,6 +1570,79 @@ MV_KERNEL_TILED mv_sep_filter_u8_cols(MV_GLOBAL const mv_u8* src, int src_stride
                                       int area, int border_mode, int border_value)
 {
     MV_CSEP_BODY(u8, i32, MV_CSEP_U8_CALL, (float)border_value)
+}
+
+/* mv_sep_filter_u8_cols_dp: the u8 column-tile filter from a tile of the bytes themselves (one
+ * 32-bit word per 4 pixels; no conversions), each row's horizontal sums from packed 16 x 8-bit
+ * products (mv_dp_row: dp2a where the device has it) and the ring of vertical sums in int. The
+ * host runs it for taps of 16 bits that keep every sum below 2^24 (as mv_sep_filter_u8_cols),
+ * so the integer sums are those of the CPU and the images the same. */
+#define MV_DEFINE_CSEP_DP(K)                                                                  \
+    MV_INLINE void mv_csep_u8dp_k##K(MV_TAPS_PTR mv_i32* kx, MV_TAPS_PTR mv_i32* ky,          \
+                                     MV_SSEP_U8_ARGS, MV_LOCAL const mv_u32* t,               \
+                                     MV_GLOBAL mv_u8* dst, int ds, int w, int h, int x,       \
+                                     int y0)                                                  \
+    {                                                                                         \
+        MV_SSEP_TAPS(K)                                                                       \
+        MV_DP_PAIRS(cx, K, pe, po)                                                            \
+        MV_UNROLL for (int i = 0; i < MV_COLS_ROWS + K - 1; ++i)                              \
+        {                                                                                     \
+            int u = i % K;                                                                    \
+            mv_u32 wd[3];                                                                     \
+            wd[0] = t[i * MV_CV];                                                             \
+            wd[1] = t[i * MV_CV + 1];                                                         \
+            wd[2] = t[i * MV_CV + 2];                                                         \
+            ACC hs[MV_SPX];                                                                   \
+            MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                        \
+            {                                                                                 \
+                hs[j] = mv_dp_row(wd, pe, po, K, j, 0);                                       \
+            }                                                                                 \
+            MV_CSEP_V(K)                                                                      \
+            if (i >= K - 1 && y0 + i - (K - 1) < h) {                                         \
+                mv_u32 o_[MV_SPX];                                                            \
+                MV_SSEP_DONE(K, MV_CSEP_U8_FINISH)                                            \
+                int idx = (y0 + i - (K - 1)) * ds + x;                                        \
+                mv_sstore_u8(dst + idx, idx, w - x, o_);                                      \
+            }                                                                                 \
+        }                                                                                     \
+    }
+#define ACC mv_i32
+MV_DEFINE_CSEP_DP(3)
+MV_DEFINE_CSEP_DP(5)
+MV_DEFINE_CSEP_DP(7)
+#undef ACC
+
+MV_KERNEL_TILED mv_sep_filter_u8_cols_dp(MV_GLOBAL const mv_u8* src, int src_stride,
+                                         MV_GLOBAL mv_u8* dst, int dst_stride, int width,
+                                         int height, MV_LINE_ARG(i32, kx), int kx_len,
+                                         MV_LINE_ARG(i32, ky), int ky_len, int shift,
+                                         int finish, int area, int border_mode,
+                                         int border_value)
+{
+    MV_TAPS_OPEN(i32, kx)
+    MV_TAPS_OPEN(i32, ky)
+    MV_LOCAL_ARRAY(mv_u32, smem, MV_CR * MV_CV);
+    /* Every work-item reaches the barrier (no return before it); a kernel size outside 3, 5,
+     * 7 copies a radius-3 tile and writes nothing. */
+    int ok = kx_len == ky_len && (kx_len == 3 || kx_len == 5 || kx_len == 7);
+    int x0 = MV_GROUP_X * (MV_TILE_W * MV_SPX);
+    int gy = MV_GROUP_Y * (MV_TILE_H * MV_COLS_ROWS);
+    mv_cols_fill_u8w((MV_LOCAL mv_u8*)smem, src, src_stride, width, height, x0, gy,
+                     ok ? kx_len / 2 : 3, border_mode, (mv_u8)border_value);
+    MV_BARRIER();
+    int x = x0 + MV_LID_X * MV_SPX;
+    int y0 = gy + MV_LID_Y * MV_COLS_ROWS;
+    if (!ok || x >= width || y0 >= height) {
+        return;
+    }
+    MV_LOCAL const mv_u32* t = smem + (MV_LID_Y * MV_COLS_ROWS) * MV_CV + MV_LID_X;
+    if (kx_len == 3) {
+        mv_csep_u8dp_k3(kx, ky, shift, finish, area, t, dst, dst_stride, width, height, x, y0);
+    } else if (kx_len == 5) {
+        mv_csep_u8dp_k5(kx, ky, shift, finish, area, t, dst, dst_stride, width, height, x, y0);
+    } else {
+        mv_csep_u8dp_k7(kx, ky, shift, finish, area, t, dst, dst_stride, width, height, x, y0);
+    }
 }
 
 /* ---- Dense f32 filters from the column tile (mv_filter2d_f32_cols) ----------------------- *

@@ -704,13 +704,18 @@ impl FilterTuning {
             }
     }
 
-    /// Whether a square separable `u8` filter of `k × k` taps over `pixels` pixels runs
-    /// `mv_sep_filter_u8_cols` (its coefficients permitting, `plan::exact_in_f32`): `auto` (with
-    /// `MVISION_FILTER_STREAM=auto`) for 7 taps at every size and for 3 and 5 taps below
-    /// [`COLS_U8_SMALL_TAPS_MAX_PIXELS`]; `on` for 3, 5 and 7 taps at every size.
-    pub fn uses_cols_u8(&self, k: usize, pixels: usize) -> bool {
+    /// Whether a square separable `u8` filter of `k × k` taps over `pixels` pixels runs a
+    /// column-tile kernel (its coefficients permitting, `plan::exact_in_f32`): `auto` (with
+    /// `MVISION_FILTER_STREAM=auto`) at every size where the taps are `packed`
+    /// (`mv_sep_filter_u8_cols_dp`, [`FilterTuning::packs`]), else (`mv_sep_filter_u8_cols`)
+    /// for 7 taps at every size and for 3 and 5 taps below [`COLS_U8_SMALL_TAPS_MAX_PIXELS`];
+    /// `on` for 3, 5 and 7 taps at every size.
+    pub fn uses_cols_u8(&self, k: usize, pixels: usize, packed: bool) -> bool {
         self.uses_cols(k)
-            && (self.cols == ColsMode::On || k == 7 || pixels < COLS_U8_SMALL_TAPS_MAX_PIXELS)
+            && (self.cols == ColsMode::On
+                || packed
+                || k == 7
+                || pixels < COLS_U8_SMALL_TAPS_MAX_PIXELS)
     }
 
     /// Whether a dense filter of `k × k` taps runs the streaming kernel (3 × 3 only: `u8` was
@@ -807,6 +812,10 @@ pub mod names {
     /// [`SEP_FILTER_F32_COLS`], summed in `f32`: only for taps whose sums all stay integers
     /// below 2²⁴ in magnitude, where that is exact.
     pub const SEP_FILTER_U8_COLS: &str = "mv_sep_filter_u8_cols";
+    /// [`SEP_FILTER_U8_COLS`] from a tile of the bytes themselves, each row's horizontal sums
+    /// from packed 16 × 8-bit products (dp2a) and the vertical ones in `int`: for taps of 16
+    /// bits within the same bound, where the device has dp2a.
+    pub const SEP_FILTER_U8_COLS_DP: &str = "mv_sep_filter_u8_cols_dp";
     /// Dense float filter, 3 × 3, 5 × 5 or 7 × 7, from the column tile of
     /// [`SEP_FILTER_F32_COLS`]: each work-item reads its window rows once for all its output
     /// rows.
@@ -919,9 +928,11 @@ pub const MMA_DENSE_MIN_PIXELS: usize = 2_000_000;
 
 /// Pixels from which [`ColsMode::Auto`] leaves square separable `u8` filters of 3 and 5 taps
 /// (box and Gaussian blurs included) to the streaming and matrix-unit kernels rather than
-/// `mv_sep_filter_u8_cols`: on the H200 the column tile ran Gaussian 3 and box 5 `u8` at
-/// 0.88–0.94× of those at 3840 × 2160 but 1.26–1.55× the halo tile at 1920 × 1080, and
-/// Gaussian 7 1.10–1.13× and 1.36–1.60× (CUDA, NVIDIA OpenCL; BENCHMARKS.md).
+/// `mv_sep_filter_u8_cols` (the float tile, where the device has no dp2a): on the H200 that
+/// tile ran Gaussian 3 and box 5 `u8` at 0.88–0.97× of those at 3840 × 2160 but 1.26–1.55×
+/// the halo tile at 1920 × 1080, and Gaussian 7 1.10–1.13× and 1.36–1.60× (CUDA, NVIDIA
+/// OpenCL; BENCHMARKS.md). The byte tile with packed products (`mv_sep_filter_u8_cols_dp`)
+/// beat them at 4K too (1.08–1.20×) and takes every size.
 pub const COLS_U8_SMALL_TAPS_MAX_PIXELS: usize = 1 << 22;
 
 /// Pixels from which [`MmaMode::Auto`] runs a square separable `u8` filter of 5 or 7 taps (box
@@ -977,6 +988,7 @@ impl KernelSet {
                 SEP_FILTER_F32_STREAM_K7,
                 SEP_FILTER_F32_COLS,
                 SEP_FILTER_U8_COLS,
+                SEP_FILTER_U8_COLS_DP,
                 FILTER2D_F32_COLS,
                 FILTER2D_F32_STREAM,
                 FILTER2D_U8_STREAM_DP,

@@ -381,13 +381,22 @@ impl Planner {
         let tuning = FilterTuning::get();
         // The matrix-unit kernel when asked for by name (`MVISION_FILTER_MMA=on`, for tests).
         let pixels = src.width * src.height;
-        if ky.len() == k && tuning.uses_cols_u8(k, pixels) && tuning.mma != MmaMode::On {
-            if let Some((rx, ry, rshift)) = exact_in_f32(kx, ky, shift, box_area.is_none()) {
+        let exact = (ky.len() == k && tuning.uses_cols(k) && tuning.mma != MmaMode::On)
+            .then(|| exact_in_f32(kx, ky, shift, box_area.is_none()))
+            .flatten();
+        if let Some((rx, ry, rshift)) = exact {
+            // From the bytes with packed products where the device has them, else from floats.
+            let packed = tuning.packs(&rx, self.limits().dp2a);
+            if tuning.uses_cols_u8(k, pixels, packed) {
                 let sep = Separable {
                     tiled: names::SEP_FILTER_U8_TILED,
                     stream: None,
                     packed: None,
-                    cols: Some(names::SEP_FILTER_U8_COLS),
+                    cols: Some(if packed {
+                        names::SEP_FILTER_U8_COLS_DP
+                    } else {
+                        names::SEP_FILTER_U8_COLS
+                    }),
                     kx: (table_i32(&rx, LINE_SLOTS), k),
                     ky: (table_i32(&ry, LINE_SLOTS), k),
                     finish: finish(rshift),

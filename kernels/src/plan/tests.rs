@@ -486,7 +486,11 @@ fn packed_products_run_where_the_device_has_them_and_the_coefficients_fit() {
             .unwrap()
             .kernel
     };
-    assert_eq!(blur(&gpu, 5), names::SEP_FILTER_U8_STREAM_DP);
+    assert_eq!(
+        blur(&gpu, 5),
+        names::SEP_FILTER_U8_COLS_DP,
+        "the byte column tile"
+    );
     assert_eq!(blur(&nodot, 5), names::SEP_FILTER_U8_STREAM, "no dp2a");
     assert_eq!(
         blur(&Planner::new(CTX, SMALL), 5),
@@ -498,7 +502,18 @@ fn packed_products_run_where_the_device_has_them_and_the_coefficients_fit() {
             .unwrap()
             .kernel
     };
-    assert_eq!(sep(&gpu, &[-3, 10, -3]), names::SEP_FILTER_U8_STREAM_DP);
+    assert_eq!(
+        sep(&gpu, &[-3, 10, -3]),
+        names::SEP_FILTER_U8_COLS_DP,
+        "exact in f32: the byte column tile"
+    );
+    let k = SepKernelQ::new(&[-3, 10, -3], &[1999, 3999, 1999], 2).unwrap();
+    let l = gpu.sep_filter_u8(img(1, w, h), img(2, w, h), &k, Border::Replicate);
+    assert_eq!(
+        l.unwrap().kernel,
+        names::SEP_FILTER_U8_STREAM_DP,
+        "sums past 2^24: the streaming kernel"
+    );
     assert_eq!(
         sep(&gpu, &[1, 40000, 1]),
         names::SEP_FILTER_U8_STREAM,
@@ -1022,16 +1037,25 @@ fn the_matrix_unit_filter_runs_where_the_device_has_it() {
         names::FILTER2D_U8_TILED
     );
 
-    // Square separable filters as the dense filter of their outer product.
+    // Square separable filters as the dense filter of their outer product, where no column
+    // tile takes them (without dp2a: the float tile's size rule).
+    let nodp = Planner::new(
+        CTX,
+        Limits {
+            mma: true,
+            dp2a: false,
+            ..GPU
+        },
+    );
     let sep = |kx: &[i32], ky: &[i32]| {
         let k = SepKernelQ::new(kx, ky, 6).unwrap();
-        mma.sep_filter_u8(img(1, w, h), img(2, w, h), &k, Border::Replicate)
+        nodp.sep_filter_u8(img(1, w, h), img(2, w, h), &k, Border::Replicate)
             .unwrap()
     };
     let l = sep(&[1, -2, 3], &[4, 5, 6]);
     assert_eq!(
         l.kernel,
-        names::SEP_FILTER_U8_STREAM_DP,
+        names::SEP_FILTER_U8_STREAM,
         "3 × 3 streams under auto"
     );
     let l = sep(&[1, -2, 3, 4, 5], &[6, 7, 8, 9, 10]);
@@ -1049,13 +1073,13 @@ fn the_matrix_unit_filter_runs_where_the_device_has_it() {
         names::SEP_FILTER_U8_TILED,
         "5 × 3 is not square"
     );
-    let l = mma
+    let l = nodp
         .box_blur_u8(img(1, w, h), img(2, w, h), 5, Border::Replicate)
         .unwrap();
     assert_eq!(l.kernel, names::FILTER2D_U8_MMA);
     assert_eq!(&l.args[7..12], &[5, 1, 0, 1, 25].map(Arg::I32));
     assert_eq!(l.groups(), [60, 27]);
-    let small = mma
+    let small = nodp
         .box_blur_u8(img(1, 1920, 1080), img(2, 1920, 1080), 5, Border::Replicate)
         .unwrap();
     assert_eq!(
@@ -1063,7 +1087,7 @@ fn the_matrix_unit_filter_runs_where_the_device_has_it() {
         names::SEP_FILTER_U8_COLS,
         "1080p: the column tile below the bound"
     );
-    let box7 = mma
+    let box7 = nodp
         .box_blur_u8(img(1, w, h), img(2, w, h), 7, Border::Replicate)
         .unwrap();
     assert_eq!(
@@ -1086,10 +1110,21 @@ fn the_matrix_unit_filter_runs_where_the_device_has_it() {
         "1080p: dense from about 2 Mpx"
     );
     // OpenCV's 7-tap table reduces to Q6 per axis: exact in f32, the column tile.
-    let l = mma
+    let l = nodp
         .gaussian_blur_u8(img(1, w, h), img(2, w, h), 7, 0.0, Border::Replicate)
         .unwrap();
     assert_eq!(l.kernel, names::SEP_FILTER_U8_COLS);
+    // With dp2a the byte tile takes 3, 5 and 7 taps at every size.
+    for k in [3, 5, 7] {
+        let l = mma
+            .gaussian_blur_u8(img(1, w, h), img(2, w, h), k, 0.0, Border::Replicate)
+            .unwrap();
+        assert_eq!(l.kernel, names::SEP_FILTER_U8_COLS_DP, "Gaussian {k}");
+        let l = mma
+            .box_blur_u8(img(1, w, h), img(2, w, h), k, Border::Replicate)
+            .unwrap();
+        assert_eq!(l.kernel, names::SEP_FILTER_U8_COLS_DP, "box {k}");
+    }
     // A Gaussian of σ 1.5 keeps Q10 per axis: sums up to 255 · 2²⁰, not exact in f32.
     let l = mma
         .gaussian_blur_u8(img(1, w, h), img(2, w, h), 7, 1.5, Border::Replicate)
@@ -1139,7 +1174,11 @@ fn u8_column_tile_runs_only_where_its_f32_sums_are_exact() {
     let l = p
         .gaussian_blur_u8(img(1, w, h), img(2, w, h), 3, 0.0, Border::Replicate)
         .unwrap();
-    assert_eq!(l.kernel, names::SEP_FILTER_U8_COLS);
+    assert_eq!(
+        l.kernel,
+        names::SEP_FILTER_U8_COLS_DP,
+        "with dp2a: the byte tile"
+    );
     assert_eq!(l.args[6], table_i32(&[1, 2, 1], crate::LINE_SLOTS));
     assert_eq!(l.args[8], table_i32(&[1, 2, 1], crate::LINE_SLOTS));
     assert_eq!(
@@ -1149,8 +1188,17 @@ fn u8_column_tile_runs_only_where_its_f32_sums_are_exact() {
     );
     let rows = 270usize.next_multiple_of(l.local[1]);
     assert_eq!(l.global, [480, rows], "one work-item per 4 × 4 outputs");
-    // 3 and 5 taps at 3840 × 2160 stay on the streaming and matrix-unit kernels.
-    let l = p
+    let nodp = Planner::new(CTX, Limits { dp2a: false, ..GPU });
+    let l = nodp
+        .gaussian_blur_u8(img(1, w, h), img(2, w, h), 3, 0.0, Border::Replicate)
+        .unwrap();
+    assert_eq!(
+        l.kernel,
+        names::SEP_FILTER_U8_COLS,
+        "without: the float tile"
+    );
+    // Without dp2a, 3 and 5 taps at 3840 × 2160 stay on the streaming and matrix-unit kernels.
+    let l = nodp
         .gaussian_blur_u8(
             img(1, 3840, 2160),
             img(2, 3840, 2160),
@@ -1159,7 +1207,7 @@ fn u8_column_tile_runs_only_where_its_f32_sums_are_exact() {
             Border::Replicate,
         )
         .unwrap();
-    assert_eq!(l.kernel, names::SEP_FILTER_U8_STREAM_DP);
+    assert_eq!(l.kernel, names::SEP_FILTER_U8_STREAM);
     // Signed taps past the bound keep the integer kernels.
     let wide = SepKernelQ::new(&[91, -92, 91], &[81, -79, 81], 16).unwrap();
     let l = p
