@@ -1384,7 +1384,8 @@ MV_INLINE void mv_cols_store_##VEC(MV_LOCAL VEC* tile, const VEC* v, int c, int 
 MV_DEFINE_COLS_STORE(mv_f32x4)
 MV_DEFINE_COLS_STORE(mv_u32)
 
-/* mv_cols_fill_<T>: copies the group's tile, as floats: source rows y0 - r .. y0 + MV_TILE_H *
+/* mv_cols_fill_<T>: copies the group's tile, as ELEM (floats; u8w: the bytes themselves, a VEC of
+ * 4 pixels one 32-bit word): source rows y0 - r .. y0 + MV_TILE_H *
  * MV_COLS_ROWS + r - 1, columns x0 - 4 .. x0 + MV_TILE_W * MV_SPX + 3 (border applied), row j of
  * them at tile + j * MV_CP.
  * Every work-item must call it; a barrier must follow.

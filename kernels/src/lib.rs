@@ -389,9 +389,9 @@ pub enum StreamMode {
 ///   the H200, CUDA and OpenCL).
 ///
 /// * `MVISION_FILTER_DOT=off|auto|on` ([`DotMode`]): whether the streaming `u8` kernels take
-///   their inside rows' sums from packed 16 × 8-bit products (`dp2a`, the `_dp` kernels) when
-///   the coefficients fit 16 bits. Default `auto`: where the device has the instruction
-///   ([`plan::Limits::dp2a`]).
+///   their inside rows' sums, and the `u8` column tile its rows' sums, from packed 16 × 8-bit
+///   products (`dp2a`, the `_dp` kernels) when the coefficients fit 16 bits. Default `auto`:
+///   where the device has the instruction ([`plan::Limits::dp2a`]).
 /// * `MVISION_FILTER_FMA=on|off` ([`FmaMode`]): whether the `f32` filters fuse each
 ///   multiply-add (one rounding instead of two). Default `on`. Unlike the settings above this
 ///   one changes `f32` images, within the contract's tolerance; `off` makes them bit-identical
@@ -486,7 +486,8 @@ pub enum FmaMode {
     On,
 }
 
-/// When the streaming `u8` filters use packed 16 × 8-bit products (`MVISION_FILTER_DOT`); only
+/// When the streaming `u8` filters and the `u8` column tile use packed 16 × 8-bit products
+/// (`MVISION_FILTER_DOT`); only
 /// ever for coefficients that fit 16 bits (the dense ones, a separable filter's horizontal
 /// ones), and the images are the same either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
