@@ -146,7 +146,12 @@ struct Geo {
     clamp: Clamp,
     /// Whether the AVX-512 tiles run along the whole output plane as one row (a tile's pixels
     /// may span output rows, each with its own input offset): strided 1 × 1 layers on narrow
-    /// maps ([`flat`]), whose rows would otherwise leave tiles of 4 pixels or fewer.
+    /// maps ([`flat`]), whose rows would otherwise leave tiles of 4 pixels or fewer. (Read by
+    /// the x86 tiles only.)
+    #[cfg_attr(
+        not(any(target_arch = "x86", target_arch = "x86_64")),
+        allow(dead_code)
+    )]
     flat: bool,
 }
 
@@ -335,6 +340,10 @@ impl Tile<'_> {
     /// which may span output rows ([`Geo::flat`]; the kernel is 1 × 1): the input offset of
     /// each pixel relative to the first's, and the first's, after the same checks.
     #[inline(always)]
+    #[cfg_attr(
+        not(any(target_arch = "x86", target_arch = "x86_64")),
+        allow(dead_code)
+    )]
     fn flat_offsets<const NB: usize, const P: usize>(
         &self,
         q: usize,

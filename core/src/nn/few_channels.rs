@@ -50,6 +50,10 @@ const MAX_KSIDE: usize = 16;
 /// groups of 3 or 2 rows where theirs fits (ResNet-18's: 8 448 for 3).
 const MAX_RING: usize = 12288;
 /// Most output rows whose tiles run as one sequence ([`x86`]'s `drive`).
+#[cfg_attr(
+    not(any(target_arch = "x86", target_arch = "x86_64")),
+    allow(dead_code)
+)]
 const MAX_GROUP: usize = 3;
 
 /// Length of one phase row of the ring: the highest element read is `ow − 1 + (kw − 1)/s`
