@@ -2,7 +2,8 @@
 //! convolution, for an NCHW input and output): the weights are re-laid out so that the
 //! [`BLOCK`] output channels of one block sit side by side for each `(ic, ky, kx)` tap, and a
 //! register tile of up to [`PIXELS`] output pixels × [`TILE_BLOCKS`] blocks accumulates
-//! `broadcast(x) · w_block` over every tap, then stores straight into the NCHW output planes.
+//! `broadcast(x) · w_block` over every tap, then stores into the NCHW output planes (with
+//! AVX-512 through a stage that sends 16 pixels of each channel at a time).
 //! No lowered matrix, no GEMM packing: the working memory is the re-laid-out weights (none when
 //! prepared once) and, with padding, a zero-padded copy of one image's group of input channels,
 //! so that every tap of every tile is inside the buffer (no edge cases in the hot loop).
@@ -484,57 +485,106 @@ mod avx512 {
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::*;
 
-    use super::{pixel_tiles, store, Tile, BLOCK};
+    use super::{pixel_tiles, Tile, BLOCK, TILE_BLOCKS};
+
+    /// Pixels a [`Stage`] holds: 16 to leave, plus up to a tile's waiting for the next 16.
+    const STAGE: usize = 32;
+
+    /// Consecutive tiles' outputs (clamped sums), pixel-major, waiting to leave for the NCHW
+    /// planes 16 pixels at a time: one 16 × 16 transpose per block and one whole 64-byte
+    /// store per channel, rather than an 8 × 16 transpose and sixteen 32-byte stores per block
+    /// for every tile of 5 or 6 pixels (the stores into 16–64 planes had cost 7–13 % of
+    /// SqueezeNet's 16 → 64 3 × 3 layer and ResNet-18's 1 × 1 / 2 ones, BENCHMARKS.md).
+    struct Stage {
+        /// `v[(head + i) % STAGE][b]`: pixel `q0 + i`, channels `c0 + 16·b ..` of the tiles'
+        /// blocks (a ring: nothing moves when 16 pixels leave).
+        v: [[__m512; TILE_BLOCKS]; STAGE],
+        /// Where pixel `q0` sits in `v`.
+        head: usize,
+        /// The output pixel (row-major in the plane) of the first held.
+        q0: usize,
+        /// Pixels held.
+        n: usize,
+    }
 
     /// [`super::rows_portable`] with `__m512` fused multiply-adds.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     pub(super) fn rows(t: &Tile<'_>, tb: usize, y: &mut [f32]) {
-        if t.g.flat {
-            pixel_tiles(1, t.g.oh * t.g.ow, |p, q| dispatch::<true>(t, tb, p, q, y));
+        let g = t.g;
+        let ohw = g.oh * g.ow;
+        // Every store below lands inside `y`: channel `c0 + 16·tb` at the most (clamped to the
+        // group's), pixels below `ohw`.
+        assert!((t.c0 + tb * BLOCK).min(g.ocg) * ohw <= y.len() && tb <= TILE_BLOCKS);
+        let mut st = Stage {
+            v: [[_mm512_setzero_ps(); TILE_BLOCKS]; STAGE],
+            head: 0,
+            q0: 0,
+            n: 0,
+        };
+        if g.flat {
+            pixel_tiles(1, ohw, |p, q| dispatch::<true>(t, tb, p, q, &mut st, y));
         } else {
-            pixel_tiles(t.g.oh, t.g.ow, |p, q| dispatch::<false>(t, tb, p, q, y));
+            pixel_tiles(g.oh, g.ow, |p, q| {
+                dispatch::<false>(t, tb, p, q, &mut st, y)
+            });
         }
+        // SAFETY: as for the flushes of full chunks (`leave`); AVX-512 F is enabled here.
+        unsafe { leave(t, tb, &mut st, y) };
     }
 
     /// The tile of `tb` blocks × `p` pixels from `q`; `F`: [`super::Geo::flat`].
     #[inline(always)]
-    fn dispatch<const F: bool>(t: &Tile<'_>, tb: usize, p: usize, q: usize, y: &mut [f32]) {
+    fn dispatch<const F: bool>(
+        t: &Tile<'_>,
+        tb: usize,
+        p: usize,
+        q: usize,
+        st: &mut Stage,
+        y: &mut [f32],
+    ) {
         match (tb, p) {
-            (1, 6) => tile::<1, 6, F>(t, q, y),
-            (2, 6) => tile::<2, 6, F>(t, q, y),
-            (3, 6) => tile::<3, 6, F>(t, q, y),
-            (4, 6) => tile::<4, 6, F>(t, q, y),
-            (1, 5) => tile::<1, 5, F>(t, q, y),
-            (2, 5) => tile::<2, 5, F>(t, q, y),
-            (3, 5) => tile::<3, 5, F>(t, q, y),
-            (4, 5) => tile::<4, 5, F>(t, q, y),
-            (1, 4) => tile::<1, 4, F>(t, q, y),
-            (2, 4) => tile::<2, 4, F>(t, q, y),
-            (3, 4) => tile::<3, 4, F>(t, q, y),
-            (4, 4) => tile::<4, 4, F>(t, q, y),
-            (1, 3) => tile::<1, 3, F>(t, q, y),
-            (2, 3) => tile::<2, 3, F>(t, q, y),
-            (3, 3) => tile::<3, 3, F>(t, q, y),
-            (4, 3) => tile::<4, 3, F>(t, q, y),
-            (1, 2) => tile::<1, 2, F>(t, q, y),
-            (2, 2) => tile::<2, 2, F>(t, q, y),
-            (3, 2) => tile::<3, 2, F>(t, q, y),
-            (4, 2) => tile::<4, 2, F>(t, q, y),
-            (1, _) => tile::<1, 1, F>(t, q, y),
-            (2, _) => tile::<2, 1, F>(t, q, y),
-            (3, _) => tile::<3, 1, F>(t, q, y),
-            _ => tile::<4, 1, F>(t, q, y),
+            (1, 6) => tile::<1, 6, F>(t, q, st, y),
+            (2, 6) => tile::<2, 6, F>(t, q, st, y),
+            (3, 6) => tile::<3, 6, F>(t, q, st, y),
+            (4, 6) => tile::<4, 6, F>(t, q, st, y),
+            (1, 5) => tile::<1, 5, F>(t, q, st, y),
+            (2, 5) => tile::<2, 5, F>(t, q, st, y),
+            (3, 5) => tile::<3, 5, F>(t, q, st, y),
+            (4, 5) => tile::<4, 5, F>(t, q, st, y),
+            (1, 4) => tile::<1, 4, F>(t, q, st, y),
+            (2, 4) => tile::<2, 4, F>(t, q, st, y),
+            (3, 4) => tile::<3, 4, F>(t, q, st, y),
+            (4, 4) => tile::<4, 4, F>(t, q, st, y),
+            (1, 3) => tile::<1, 3, F>(t, q, st, y),
+            (2, 3) => tile::<2, 3, F>(t, q, st, y),
+            (3, 3) => tile::<3, 3, F>(t, q, st, y),
+            (4, 3) => tile::<4, 3, F>(t, q, st, y),
+            (1, 2) => tile::<1, 2, F>(t, q, st, y),
+            (2, 2) => tile::<2, 2, F>(t, q, st, y),
+            (3, 2) => tile::<3, 2, F>(t, q, st, y),
+            (4, 2) => tile::<4, 2, F>(t, q, st, y),
+            (1, _) => tile::<1, 1, F>(t, q, st, y),
+            (2, _) => tile::<2, 1, F>(t, q, st, y),
+            (3, _) => tile::<3, 1, F>(t, q, st, y),
+            _ => tile::<4, 1, F>(t, q, st, y),
         }
     }
 
     #[inline(always)]
-    fn tile<const NB: usize, const P: usize, const F: bool>(t: &Tile<'_>, q: usize, y: &mut [f32]) {
+    fn tile<const NB: usize, const P: usize, const F: bool>(
+        t: &Tile<'_>,
+        q: usize,
+        st: &mut Stage,
+        y: &mut [f32],
+    ) {
         let g = t.g;
         let (base, off) = if F {
             t.flat_offsets::<NB, P>(q, y.len())
         } else {
             (t.base::<NB, P>(q, y.len()), [0; P])
         };
+        // The tiles come in pixel order, each after the last.
+        assert!(q == st.q0 + st.n && st.n + P <= STAGE);
         // SAFETY: `base` (or `flat_offsets`) checked that the last tap of the last pixel, the
         // highest offset read from `x` (offsets below grow with `ic`, `ky`, `kx` and `p`), lies
         // inside `x`,
@@ -565,89 +615,109 @@ mod avx512 {
             // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand), and
             // keep −0.0 against a bound of 0.0: `clip`, as the separate activation pass.
             let (lo, hi) = (_mm512_set1_ps(g.clamp.0), _mm512_set1_ps(g.clamp.1));
-            for a in acc.iter_mut() {
-                for ab in a.iter_mut() {
-                    *ab = _mm512_min_ps(hi, _mm512_max_ps(lo, *ab));
+            // Constant indices only into `acc` (the tap loop is too long to unroll): a
+            // variable index would keep the accumulators in memory through it.
+            for (p, a) in acc.iter().enumerate() {
+                for (b, &ab) in a.iter().enumerate() {
+                    st.v[(st.head + st.n + p) % STAGE][b] =
+                        _mm512_min_ps(hi, _mm512_max_ps(lo, ab));
                 }
             }
-            let ohw = g.oh * g.ow;
-            if q + 8 > ohw {
-                // The plane's last pixels: 8-lane stores would run into the next plane.
-                // (`store` clamps again: no change to clamped values.)
-                let mut out = [[[0.0f32; BLOCK]; NB]; P];
-                for (o, a) in out.iter_mut().zip(&acc) {
-                    for (ob, &ab) in o.iter_mut().zip(a) {
-                        _mm512_storeu_ps(ob.as_mut_ptr(), ab);
-                    }
-                }
-                store(g, t.c0, q, &out, y);
-                return;
-            }
-            // Constant indices only into `acc` (the loop below is too long to unroll): a
-            // variable index would keep the accumulators in memory through the tap loop.
-            let zero = _mm512_setzero_ps();
-            let blocks: [[__m512; 8]; NB] = core::array::from_fn(|b| {
-                core::array::from_fn(|p| if p < P { acc[p][b] } else { zero })
-            });
-            let yq = y.as_mut_ptr().add(q);
-            for (b, rows) in blocks.iter().enumerate() {
-                let cb = t.c0 + b * BLOCK;
-                let lanes = BLOCK.min(g.ocg - cb);
-                store_transposed(rows, yq.add(cb * ohw), ohw, lanes);
+            st.n += P;
+            if st.n >= 16 {
+                full(t, NB, st, y);
             }
         }
     }
 
-    /// Stores the 8 pixel vectors `rows` (16 channels each) as 8 consecutive outputs in each
-    /// of the first `lanes` channel planes from `y` (planes `ohw` apart): an 8 × 16 transpose
-    /// in registers, then one 8-lane store per channel, instead of `16·P` scalar stores (which
-    /// took a fifth of an 11×11 stride-4 layer's time). Only the first `P` outputs of each
-    /// plane are meant; the other `8 − P` are overwritten by the next tile (masked stores
-    /// instead were three times slower than scalar ones on Zen 5).
+    /// Sends the stage's first 16 pixels of `nb` blocks to their planes and moves the rest
+    /// down.
     ///
     /// # Safety
-    /// AVX-512 F/DQ/VL; `y + c·ohw + p` is writable for `c < lanes`, `p < 8`.
+    /// AVX-512 F; `st.n ≥ 16`; the stage's pixels below the plane's `oh·ow`, its channels
+    /// inside `y` (`rows` asserts both).
     #[inline(always)]
-    unsafe fn store_transposed(rows: &[__m512; 8], y: *mut f32, ohw: usize, lanes: usize) {
-        let r = rows;
-        // Pairs of rows interleaved within each 128-bit lane (lane L: channels 4L..4L+3).
-        let t: [__m512; 8] = core::array::from_fn(|i| {
-            let (a, b) = (r[i / 2 * 2], r[i / 2 * 2 + 1]);
-            if i % 2 == 0 {
-                _mm512_unpacklo_ps(a, b)
-            } else {
-                _mm512_unpackhi_ps(a, b)
+    unsafe fn full(t: &Tile<'_>, nb: usize, st: &mut Stage, y: &mut [f32]) {
+        let g = t.g;
+        let ohw = g.oh * g.ow;
+        assert!(st.n >= 16 && st.q0 + 16 <= ohw);
+        let yq = y.as_mut_ptr().add(st.q0);
+        for b in 0..nb {
+            let cb = t.c0 + b * BLOCK;
+            let lanes = BLOCK.min(g.ocg - cb);
+            let mut rows = [_mm512_setzero_ps(); 16];
+            for (i, r) in rows.iter_mut().enumerate() {
+                *r = st.v[(st.head + i) % STAGE][b];
             }
-        });
-        // u[j] (j < 4): lane L holds rows 0..4 of channel 4L + j; u[4 + j] rows 4..8.
-        let u: [__m512; 8] = core::array::from_fn(|i| {
-            let (h, j) = (i / 4, i % 4);
-            let (a, b) = (t[4 * h + j / 2], t[4 * h + 2 + j / 2]);
-            if j % 2 == 0 {
-                _mm512_shuffle_ps::<0x44>(a, b)
-            } else {
-                _mm512_shuffle_ps::<0xEE>(a, b)
-            }
-        });
-        let lo = _mm512_set_epi32(23, 22, 21, 20, 7, 6, 5, 4, 19, 18, 17, 16, 3, 2, 1, 0);
-        let hi = _mm512_set_epi32(31, 30, 29, 28, 15, 14, 13, 12, 27, 26, 25, 24, 11, 10, 9, 8);
-        for j in 0..4 {
-            // z0: channel j's 8 rows, then channel 4 + j's; z1: channels 8 + j, 12 + j.
-            let z0 = _mm512_permutex2var_ps(u[j], lo, u[4 + j]);
-            let z1 = _mm512_permutex2var_ps(u[j], hi, u[4 + j]);
-            for (c, z, half) in [(j, z0, 0), (4 + j, z0, 1), (8 + j, z1, 0), (12 + j, z1, 1)] {
-                if c >= lanes {
-                    continue;
-                }
-                let dst = y.add(c * ohw);
-                let v = if half == 0 {
-                    _mm512_castps512_ps256(z)
-                } else {
-                    _mm512_extractf32x8_ps::<1>(z)
-                };
-                _mm256_storeu_ps(dst, v);
+            let cols = transpose16(&rows);
+            for (l, c) in cols.iter().enumerate().take(lanes) {
+                _mm512_storeu_ps(yq.add((cb + l) * ohw), *c);
             }
         }
+        st.head = (st.head + 16) % STAGE;
+        st.q0 += 16;
+        st.n -= 16;
+    }
+
+    /// Sends the stage's last pixels (fewer than 16) of `tb` blocks to their planes.
+    ///
+    /// # Safety
+    /// AVX-512 F.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    unsafe fn leave(t: &Tile<'_>, tb: usize, st: &mut Stage, y: &mut [f32]) {
+        let g = t.g;
+        let (ohw, n) = (g.oh * g.ow, st.n);
+        if n == 0 {
+            return;
+        }
+        for b in 0..tb {
+            let cb = t.c0 + b * BLOCK;
+            let lanes = BLOCK.min(g.ocg - cb);
+            let mut rows = [_mm512_setzero_ps(); 16];
+            for (i, r) in rows.iter_mut().enumerate().take(n) {
+                *r = st.v[(st.head + i) % STAGE][b];
+            }
+            let cols = transpose16(&rows);
+            for (l, c) in cols.iter().enumerate().take(lanes) {
+                let mut v = [0.0f32; 16];
+                _mm512_storeu_ps(v.as_mut_ptr(), *c);
+                y[(cb + l) * ohw + st.q0..][..n].copy_from_slice(&v[..n]);
+            }
+        }
+        st.n = 0;
+    }
+
+    /// The 16 × 16 transpose of `r` (`r[i]` lane `j` → result `[j]` lane `i`): within 128-bit
+    /// lanes by unpacks and shuffles, then across them by two rounds of 128-bit shuffles.
+    /// (Plain loops: closures, as in `array::from_fn`, would not inherit the caller's target
+    /// features, and their intrinsics would stay calls.)
+    #[inline(always)]
+    unsafe fn transpose16(r: &[__m512; 16]) -> [__m512; 16] {
+        let mut t = [_mm512_setzero_ps(); 16];
+        for i in 0..8 {
+            t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+            t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+        }
+        // u[4i + j], 128-bit lane k: column 4k + j of rows 4i .. 4i + 3.
+        let mut u = [_mm512_setzero_ps(); 16];
+        for i in 0..4 {
+            u[4 * i] = _mm512_shuffle_ps::<0x44>(t[4 * i], t[4 * i + 2]);
+            u[4 * i + 1] = _mm512_shuffle_ps::<0xEE>(t[4 * i], t[4 * i + 2]);
+            u[4 * i + 2] = _mm512_shuffle_ps::<0x44>(t[4 * i + 1], t[4 * i + 3]);
+            u[4 * i + 3] = _mm512_shuffle_ps::<0xEE>(t[4 * i + 1], t[4 * i + 3]);
+        }
+        let mut out = [_mm512_setzero_ps(); 16];
+        for j in 0..4 {
+            let x0 = _mm512_shuffle_f32x4::<0x44>(u[j], u[4 + j]);
+            let x1 = _mm512_shuffle_f32x4::<0xEE>(u[j], u[4 + j]);
+            let x2 = _mm512_shuffle_f32x4::<0x44>(u[8 + j], u[12 + j]);
+            let x3 = _mm512_shuffle_f32x4::<0xEE>(u[8 + j], u[12 + j]);
+            out[j] = _mm512_shuffle_f32x4::<0x88>(x0, x2);
+            out[4 + j] = _mm512_shuffle_f32x4::<0xDD>(x0, x2);
+            out[8 + j] = _mm512_shuffle_f32x4::<0x88>(x1, x3);
+            out[12 + j] = _mm512_shuffle_f32x4::<0xDD>(x1, x3);
+        }
+        out
     }
 }
 
