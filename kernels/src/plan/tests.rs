@@ -320,31 +320,24 @@ fn large_dense_3x3_f32_images_take_the_halo_tile_where_the_device_says() {
             // From 2^22 pixels in 32 × 8 groups, 4 rows a work-item either way.
             assert_eq!(l.local, [32, 8]);
             assert_eq!(l.global, [960, 544]);
-            let l = cuda
-                .filter2d_f32(
-                    img(1, 2048, 2048),
-                    img(2, 2048, 2048),
-                    &c,
-                    Border::Replicate,
-                    default,
-                )
-                .unwrap();
-            assert_eq!(
-                (l.kernel, l.local),
-                (names::FILTER2D_F32_COLS, [32, 8]),
-                "2^22"
-            );
-            let l = cuda
-                .filter2d_f32(
-                    img(1, 2047, 2048),
-                    img(2, 2047, 2048),
-                    &c,
-                    Border::Replicate,
-                    default,
-                )
-                .unwrap();
-            assert_eq!((l.kernel, l.local), (names::FILTER2D_F32_COLS, [16, 16]));
-            assert_eq!(l.global, [512, 512]);
+            // At exactly 2^22 pixels, and one column less.
+            for (sw, group) in [(2048, [32, 8]), (2047, [16, 16])] {
+                let l = cuda
+                    .filter2d_f32(
+                        img(1, sw, 2048),
+                        img(2, sw, 2048),
+                        &c,
+                        Border::Replicate,
+                        default,
+                    )
+                    .unwrap();
+                assert_eq!(
+                    (l.kernel, l.local),
+                    (names::FILTER2D_F32_COLS, group),
+                    "{sw}"
+                );
+                assert_eq!(l.global, [512, 512]);
+            }
         }
         let c = Kernel2dF32::new(9, &[0.125; 81]).unwrap();
         let l = cuda.filter2d_f32(img(1, w, h), img(2, w, h), &c, Border::Replicate, default);

@@ -92,6 +92,25 @@ fn filter2d_u8_matches_the_cpu_bit_exactly_in_every_variant() {
     }
 }
 
+/// A random dense `f32` kernel of `k × k` taps in [−1, 1], the CPU's image of `src` under it
+/// with `border`, and the `scale` of [`assert_f32`]'s tolerance.
+fn dense_f32_case(
+    rng: &mut Rng,
+    src: &HostImage<f32>,
+    (w, h): (usize, usize),
+    k: usize,
+    border: Border<f32>,
+) -> (Kernel2dF32, HostImage<f32>, f32) {
+    let coeffs: Vec<f32> = (0..k * k).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+    let kernel = Kernel2dF32::new(k, &coeffs).unwrap();
+    let want = reference(src, (w, h), |a, b| {
+        let mut scratch = vec![0.0; filter2d_scratch_len(w, k)];
+        f::filter2d_f32(a, b, &kernel, border, &mut scratch)
+    });
+    let scale = coeffs.iter().map(|c| c.abs()).sum::<f32>() * max_abs(src, border);
+    (kernel, want, scale)
+}
+
 #[test]
 fn filter2d_f32_matches_the_cpu_in_every_variant() {
     let mut rng = Rng::new(0x2df3);
@@ -99,13 +118,7 @@ fn filter2d_f32_matches_the_cpu_in_every_variant() {
         let src = random_f32(&mut rng, w, h);
         for k in ksizes(w) {
             for border in borders_f32(&mut rng) {
-                let coeffs: Vec<f32> = (0..k * k).map(|_| rng.f32_in(-1.0, 1.0)).collect();
-                let kernel = Kernel2dF32::new(k, &coeffs).unwrap();
-                let want = reference(&src, (w, h), |a, b| {
-                    let mut scratch = vec![0.0; filter2d_scratch_len(w, k)];
-                    f::filter2d_f32(a, b, &kernel, border, &mut scratch)
-                });
-                let scale = coeffs.iter().map(|c| c.abs()).sum::<f32>() * max_abs(&src, border);
+                let (kernel, want, scale) = dense_f32_case(&mut rng, &src, (w, h), k, border);
                 for (i, v) in VARIANTS.into_iter().enumerate() {
                     let got = run_where(
                         |b| runs_variant(b, i),
@@ -132,13 +145,7 @@ fn filter2d_f32_on_a_large_image_matches_the_cpu() {
     let src = random_f32(&mut rng, w, h);
     let [replicate, _, constant] = borders_f32(&mut rng);
     for (k, border) in [(3, constant), (7, replicate), (7, Border::Reflect101)] {
-        let coeffs: Vec<f32> = (0..k * k).map(|_| rng.f32_in(-1.0, 1.0)).collect();
-        let kernel = Kernel2dF32::new(k, &coeffs).unwrap();
-        let want = reference(&src, (w, h), |a, b| {
-            let mut scratch = vec![0.0; filter2d_scratch_len(w, k)];
-            f::filter2d_f32(a, b, &kernel, border, &mut scratch)
-        });
-        let scale = coeffs.iter().map(|c| c.abs()).sum::<f32>() * max_abs(&src, border);
+        let (kernel, want, scale) = dense_f32_case(&mut rng, &src, (w, h), k, border);
         let got = run_everywhere(&src, (w, h), |a, o| {
             ops::filter2d_f32(a, o, &kernel, border, Variant::default())
         });
