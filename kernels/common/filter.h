@@ -1479,70 +1479,112 @@ MV_DEFINE_COLS_FILL(u8w, mv_u8, mv_u32, mv_u8)
             }                                                                                 \
         }                                                                                     \
     }
-#define MV_DEFINE_CSEP(SUFFIX, TAP, OUT, K, FINISH_ARGS, FINISH)                              \
+/* The horizontal sums hs[] of window row i from a float tile (t + i * MV_CP). */
+#define MV_CSEP_FLOAT_HS(K)                                                                   \
+    ACC q[12];                                                                                \
+    MV_WINDOW_F32(q, t + i * MV_CP, 12)                                                       \
+    ACC win[MV_SPX + K - 1];                                                                  \
+    MV_UNROLL for (int n = 0; n < MV_SPX + K - 1; ++n) {                                      \
+        win[n] = q[4 - K / 2 + n];                                                            \
+    }                                                                                         \
+    MV_SSEP_HS(K)
+/* The same from a byte tile (t + i * MV_CV words) by packed products (pe / po of MV_DP_PAIRS). */
+#define MV_CSEP_DP_HS(K)                                                                      \
+    mv_u32 wd[3];                                                                             \
+    wd[0] = t[i * MV_CV];                                                                     \
+    wd[1] = t[i * MV_CV + 1];                                                                 \
+    wd[2] = t[i * MV_CV + 2];                                                                 \
+    ACC hs[MV_SPX];                                                                           \
+    MV_UNROLL for (int j = 0; j < MV_SPX; ++j) {                                              \
+        hs[j] = mv_dp_row(wd, pe, po, K, j, 0);                                               \
+    }
+/* No set-up before the rows (float tiles); the packed horizontal taps (byte tiles). */
+#define MV_CSEP_FLOAT_SETUP(K)
+#define MV_CSEP_DP_SETUP(K) MV_DP_PAIRS(cx, K, pe, po)
+/* mv_csep_<SUFFIX>_k<K> over a tile of TT (t), row sums by HS, outputs stored by
+ * mv_sstore_<STORE>. */
+#define MV_DEFINE_CSEP(SUFFIX, STORE, TAP, OUT, TT, K, FINISH_ARGS, FINISH, SETUP, HS)        \
     MV_INLINE void mv_csep_##SUFFIX##_k##K(MV_TAPS_PTR TAP* kx, MV_TAPS_PTR TAP* ky,          \
-                                           FINISH_ARGS, MV_LOCAL const float* t,              \
+                                           FINISH_ARGS, MV_LOCAL const TT* t,                 \
                                            MV_GLOBAL PIX* dst, int ds, int w, int h, int x,   \
                                            int y0)                                            \
     {                                                                                         \
         MV_SSEP_TAPS(K)                                                                       \
+        SETUP(K)                                                                              \
         MV_UNROLL for (int i = 0; i < MV_COLS_ROWS + K - 1; ++i)                              \
         {                                                                                     \
             int u = i % K;                                                                    \
-            ACC q[12];                                                                        \
-            MV_WINDOW_F32(q, t + i * MV_CP, 12)                                               \
-            ACC win[MV_SPX + K - 1];                                                          \
-            MV_UNROLL for (int n = 0; n < MV_SPX + K - 1; ++n)                                \
-            {                                                                                 \
-                win[n] = q[4 - K / 2 + n];                                                    \
-            }                                                                                 \
-            MV_SSEP_HS(K)                                                                     \
+            HS(K)                                                                             \
             MV_CSEP_V(K)                                                                      \
             if (i >= K - 1 && y0 + i - (K - 1) < h) {                                         \
                 OUT o_[MV_SPX];                                                               \
                 MV_SSEP_DONE(K, FINISH)                                                       \
                 int idx = (y0 + i - (K - 1)) * ds + x;                                        \
-                mv_sstore_##SUFFIX(dst + idx, idx, w - x, o_);                                \
+                mv_sstore_##STORE(dst + idx, idx, w - x, o_);                                 \
             }                                                                                 \
         }                                                                                     \
     }
 #define PIX float
 #define ACC float
-MV_DEFINE_CSEP(f32, float, float, 3, float scale, a * scale)
-MV_DEFINE_CSEP(f32, float, float, 5, float scale, a * scale)
-MV_DEFINE_CSEP(f32, float, float, 7, float scale, a * scale)
+#define MV_CSEP_F32(K)                                                                        \
+    MV_DEFINE_CSEP(f32, f32, float, float, float, K, float scale, a * scale,                  \
+                   MV_CSEP_FLOAT_SETUP, MV_CSEP_FLOAT_HS)
+MV_CSEP_F32(3)
+MV_CSEP_F32(5)
+MV_CSEP_F32(7)
 #undef PIX
 #define PIX mv_u8
 #define MV_CSEP_U8_FINISH                                                                     \
     (finish == 1 ? mv_box_mean((mv_i32)a, area) : mv_round_shift_sat_u32((mv_i32)a, shift))
-MV_DEFINE_CSEP(u8, mv_i32, mv_u32, 3, MV_SSEP_U8_ARGS, MV_CSEP_U8_FINISH)
-MV_DEFINE_CSEP(u8, mv_i32, mv_u32, 5, MV_SSEP_U8_ARGS, MV_CSEP_U8_FINISH)
-MV_DEFINE_CSEP(u8, mv_i32, mv_u32, 7, MV_SSEP_U8_ARGS, MV_CSEP_U8_FINISH)
+#define MV_CSEP_U8(K)                                                                         \
+    MV_DEFINE_CSEP(u8, u8, mv_i32, mv_u32, float, K, MV_SSEP_U8_ARGS, MV_CSEP_U8_FINISH,      \
+                   MV_CSEP_FLOAT_SETUP, MV_CSEP_FLOAT_HS)
+MV_CSEP_U8(3)
+MV_CSEP_U8(5)
+MV_CSEP_U8(7)
+#undef ACC
+/* mv_csep_u8dp_k<K>: the u8 filter from a tile of the bytes themselves, each row's horizontal
+ * sums from packed 16 x 8-bit products (mv_dp_row: dp2a where the device has it), the ring of
+ * vertical sums in int: exact integers, as the CPU's. */
+#define ACC mv_i32
+#define MV_CSEP_U8DP(K)                                                                       \
+    MV_DEFINE_CSEP(u8dp, u8, mv_i32, mv_u32, mv_u32, K, MV_SSEP_U8_ARGS, MV_CSEP_U8_FINISH,   \
+                   MV_CSEP_DP_SETUP, MV_CSEP_DP_HS)
+MV_CSEP_U8DP(3)
+MV_CSEP_U8DP(5)
+MV_CSEP_U8DP(7)
 #undef PIX
 #undef ACC
 
-/* The column-tile kernels' body: square kx_len == ky_len of 3, 5 or 7 (anything else writes
- * nothing); one work-item per MV_SPX x MV_COLS_ROWS outputs, in work-groups of exactly
- * MV_TILE_W x MV_TILE_H. FINISH_CALL: what follows the taps in mv_csep_<T>_k<K>'s arguments. */
-#define MV_CSEP_BODY(SUFFIX, T, FINISH_CALL, VALUE)                                           \
-    MV_TAPS_OPEN(T, kx)                                                                       \
-    MV_TAPS_OPEN(T, ky)                                                                       \
-    MV_LOCAL_ARRAY(mv_f32x4, smem, MV_CR * MV_CV);                                            \
-    MV_LOCAL float* tile = (MV_LOCAL float*)smem;                                             \
-    /* Every work-item reaches the barrier (no return before it); a kernel size outside 3, 5, \
-     * 7 copies a radius-3 tile and writes nothing. */                                        \
-    int ok = kx_len == ky_len && (kx_len == 3 || kx_len == 5 || kx_len == 7);                 \
+/* The column-tile kernels' start: their group's tile (SMEM_T words of MV_CR * MV_CV, viewed as
+ * ELEM) filled by mv_cols_fill_<FILL> for kernel radius R (VALUE: the border constant), one
+ * barrier, then a return for work-items outside the image or where OK is false (every work-item
+ * reaches the barrier first), and t: the work-item's first window row, 4 pixels before its first
+ * column, as TT. */
+#define MV_COLS_ENTER(FILL, SMEM_T, ELEM, TT, OK, R, VALUE)                                   \
+    MV_LOCAL_ARRAY(SMEM_T, smem, MV_CR * MV_CV);                                              \
+    MV_LOCAL ELEM* tile = (MV_LOCAL ELEM*)smem;                                               \
     int x0 = MV_GROUP_X * (MV_TILE_W * MV_SPX);                                               \
     int gy = MV_GROUP_Y * (MV_TILE_H * MV_COLS_ROWS);                                         \
-    mv_cols_fill_##SUFFIX(tile, src, src_stride, width, height, x0, gy, ok ? kx_len / 2 : 3,  \
-                          border_mode, VALUE);                                                \
+    mv_cols_fill_##FILL(tile, src, src_stride, width, height, x0, gy, R, border_mode, VALUE); \
     MV_BARRIER();                                                                             \
     int x = x0 + MV_LID_X * MV_SPX;                                                           \
     int y0 = gy + MV_LID_Y * MV_COLS_ROWS;                                                    \
-    if (!ok || x >= width || y0 >= height) {                                                  \
+    if (!(OK) || x >= width || y0 >= height) {                                                \
         return;                                                                               \
     }                                                                                         \
-    MV_LOCAL const float* t = tile + (MV_LID_Y * MV_COLS_ROWS) * MV_CP + MV_LID_X * MV_SPX;   \
+    MV_LOCAL const TT* t =                                                                    \
+        (MV_LOCAL const TT*)(tile + (MV_LID_Y * MV_COLS_ROWS) * MV_CP + MV_LID_X * MV_SPX);
+
+/* The separable column-tile kernels' body: square kx_len == ky_len of 3, 5 or 7 (anything else
+ * copies a radius-3 tile and writes nothing); one work-item per MV_SPX x MV_COLS_ROWS outputs, in
+ * work-groups of exactly MV_TILE_W x MV_TILE_H, mv_csep_<SUFFIX>_k<K> on the tile of
+ * MV_COLS_ENTER. FINISH_CALL: what follows the taps in its arguments. */
+#define MV_CSEP_BODY(SUFFIX, FILL, T, SMEM_T, ELEM, TT, FINISH_CALL, VALUE)                   \
+    MV_TAPS_OPEN(T, kx)                                                                       \
+    MV_TAPS_OPEN(T, ky)                                                                       \
+    int ok = kx_len == ky_len && (kx_len == 3 || kx_len == 5 || kx_len == 7);                 \
+    MV_COLS_ENTER(FILL, SMEM_T, ELEM, TT, ok, ok ? kx_len / 2 : 3, VALUE)                     \
     if (kx_len == 3) {                                                                        \
         mv_csep_##SUFFIX##_k3(kx, ky, FINISH_CALL, t, dst, dst_stride, width, height, x, y0); \
     } else if (kx_len == 5) {                                                                 \
@@ -1558,7 +1600,7 @@ MV_KERNEL_TILED mv_sep_filter_f32_cols(MV_GLOBAL const float* src, int src_strid
                                        MV_LINE_ARG(f32, ky), int ky_len, float scale,
                                        int border_mode, float border_value)
 {
-    MV_CSEP_BODY(f32, f32, scale, border_value)
+    MV_CSEP_BODY(f32, f32, f32, mv_f32x4, float, float, scale, border_value)
 }
 
 /* The u8 filter with the arguments and finishes of mv_sep_filter_u8_tiled, summed in float
@@ -1570,49 +1612,12 @@ MV_KERNEL_TILED mv_sep_filter_u8_cols(MV_GLOBAL const mv_u8* src, int src_stride
                                       MV_LINE_ARG(i32, ky), int ky_len, int shift, int finish,
                                       int area, int border_mode, int border_value)
 {
-    MV_CSEP_BODY(u8, i32, MV_CSEP_U8_CALL, (float)border_value)
+    MV_CSEP_BODY(u8, u8, i32, mv_f32x4, float, float, MV_CSEP_U8_CALL, (float)border_value)
 }
 
-/* mv_sep_filter_u8_cols_dp: the u8 column-tile filter from a tile of the bytes themselves (one
- * 32-bit word per 4 pixels; no conversions), each row's horizontal sums from packed 16 x 8-bit
- * products (mv_dp_row: dp2a where the device has it) and the ring of vertical sums in int. The
- * host runs it for taps of 16 bits that keep every sum below 2^24 (as mv_sep_filter_u8_cols),
- * so the integer sums are those of the CPU and the images the same. */
-#define MV_DEFINE_CSEP_DP(K)                                                                  \
-    MV_INLINE void mv_csep_u8dp_k##K(MV_TAPS_PTR mv_i32* kx, MV_TAPS_PTR mv_i32* ky,          \
-                                     MV_SSEP_U8_ARGS, MV_LOCAL const mv_u32* t,               \
-                                     MV_GLOBAL mv_u8* dst, int ds, int w, int h, int x,       \
-                                     int y0)                                                  \
-    {                                                                                         \
-        MV_SSEP_TAPS(K)                                                                       \
-        MV_DP_PAIRS(cx, K, pe, po)                                                            \
-        MV_UNROLL for (int i = 0; i < MV_COLS_ROWS + K - 1; ++i)                              \
-        {                                                                                     \
-            int u = i % K;                                                                    \
-            mv_u32 wd[3];                                                                     \
-            wd[0] = t[i * MV_CV];                                                             \
-            wd[1] = t[i * MV_CV + 1];                                                         \
-            wd[2] = t[i * MV_CV + 2];                                                         \
-            ACC hs[MV_SPX];                                                                   \
-            MV_UNROLL for (int j = 0; j < MV_SPX; ++j)                                        \
-            {                                                                                 \
-                hs[j] = mv_dp_row(wd, pe, po, K, j, 0);                                       \
-            }                                                                                 \
-            MV_CSEP_V(K)                                                                      \
-            if (i >= K - 1 && y0 + i - (K - 1) < h) {                                         \
-                mv_u32 o_[MV_SPX];                                                            \
-                MV_SSEP_DONE(K, MV_CSEP_U8_FINISH)                                            \
-                int idx = (y0 + i - (K - 1)) * ds + x;                                        \
-                mv_sstore_u8(dst + idx, idx, w - x, o_);                                      \
-            }                                                                                 \
-        }                                                                                     \
-    }
-#define ACC mv_i32
-MV_DEFINE_CSEP_DP(3)
-MV_DEFINE_CSEP_DP(5)
-MV_DEFINE_CSEP_DP(7)
-#undef ACC
-
+/* The u8 filter from a tile of bytes (mv_csep_u8dp_k<K>: 4 pixels a 32-bit word, no
+ * conversions); the host runs it for horizontal taps of 16 bits that keep every sum below 2^24
+ * (as mv_sep_filter_u8_cols). */
 MV_KERNEL_TILED mv_sep_filter_u8_cols_dp(MV_GLOBAL const mv_u8* src, int src_stride,
                                          MV_GLOBAL mv_u8* dst, int dst_stride, int width,
                                          int height, MV_LINE_ARG(i32, kx), int kx_len,
@@ -1620,30 +1625,7 @@ MV_KERNEL_TILED mv_sep_filter_u8_cols_dp(MV_GLOBAL const mv_u8* src, int src_str
                                          int finish, int area, int border_mode,
                                          int border_value)
 {
-    MV_TAPS_OPEN(i32, kx)
-    MV_TAPS_OPEN(i32, ky)
-    MV_LOCAL_ARRAY(mv_u32, smem, MV_CR * MV_CV);
-    /* Every work-item reaches the barrier (no return before it); a kernel size outside 3, 5,
-     * 7 copies a radius-3 tile and writes nothing. */
-    int ok = kx_len == ky_len && (kx_len == 3 || kx_len == 5 || kx_len == 7);
-    int x0 = MV_GROUP_X * (MV_TILE_W * MV_SPX);
-    int gy = MV_GROUP_Y * (MV_TILE_H * MV_COLS_ROWS);
-    mv_cols_fill_u8w((MV_LOCAL mv_u8*)smem, src, src_stride, width, height, x0, gy,
-                     ok ? kx_len / 2 : 3, border_mode, (mv_u8)border_value);
-    MV_BARRIER();
-    int x = x0 + MV_LID_X * MV_SPX;
-    int y0 = gy + MV_LID_Y * MV_COLS_ROWS;
-    if (!ok || x >= width || y0 >= height) {
-        return;
-    }
-    MV_LOCAL const mv_u32* t = smem + (MV_LID_Y * MV_COLS_ROWS) * MV_CV + MV_LID_X;
-    if (kx_len == 3) {
-        mv_csep_u8dp_k3(kx, ky, shift, finish, area, t, dst, dst_stride, width, height, x, y0);
-    } else if (kx_len == 5) {
-        mv_csep_u8dp_k5(kx, ky, shift, finish, area, t, dst, dst_stride, width, height, x, y0);
-    } else {
-        mv_csep_u8dp_k7(kx, ky, shift, finish, area, t, dst, dst_stride, width, height, x, y0);
-    }
+    MV_CSEP_BODY(u8dp, u8w, i32, mv_u32, mv_u8, mv_u32, MV_CSEP_U8_CALL, (mv_u8)border_value)
 }
 
 /* ---- Dense f32 filters from the column tile (mv_filter2d_f32_cols) ----------------------- *
@@ -1698,21 +1680,8 @@ MV_KERNEL_TILED mv_filter2d_f32_cols(MV_GLOBAL const float* src, int src_stride,
                                      float border_value)
 {
     MV_TAPS_OPEN(f32, coeffs)
-    MV_LOCAL_ARRAY(mv_f32x4, smem, MV_CR * MV_CV);
-    MV_LOCAL float* tile = (MV_LOCAL float*)smem;
-    /* Every work-item reaches the barrier (no return before it). */
     int ok = ksize == 3 || ksize == 5 || ksize == 7;
-    int x0 = MV_GROUP_X * (MV_TILE_W * MV_SPX);
-    int gy = MV_GROUP_Y * (MV_TILE_H * MV_COLS_ROWS);
-    mv_cols_fill_f32(tile, src, src_stride, width, height, x0, gy, ok ? ksize / 2 : 3,
-                     border_mode, border_value);
-    MV_BARRIER();
-    int x = x0 + MV_LID_X * MV_SPX;
-    int y0 = gy + MV_LID_Y * MV_COLS_ROWS;
-    if (!ok || x >= width || y0 >= height) {
-        return;
-    }
-    MV_LOCAL const float* t = tile + (MV_LID_Y * MV_COLS_ROWS) * MV_CP + MV_LID_X * MV_SPX;
+    MV_COLS_ENTER(f32, mv_f32x4, float, float, ok, ok ? ksize / 2 : 3, border_value)
     if (ksize == 3) {
         mv_cdense_f32_k3(coeffs, t, dst, dst_stride, width, height, x, y0);
     } else if (ksize == 5) {
