@@ -360,28 +360,16 @@ pub(crate) fn separable_round_u8(
     border: Border<u8>,
     scratch: &mut [i32],
 ) -> Result<()> {
-    let mut budget = shift;
-    let mut reduce = |k: &[i32], out: &mut [i32; super::MAX_KERNEL_SIZE]| {
-        let common = k.iter().fold(0i32, |acc, &c| acc | c).trailing_zeros();
-        let z = common.min(budget).min(31);
-        budget -= z;
-        for (o, &c) in out.iter_mut().zip(k) {
-            *o = c >> z;
-        }
-        z
-    };
     let (mut rx, mut ry) = ([0; super::MAX_KERNEL_SIZE], [0; super::MAX_KERNEL_SIZE]);
-    let zx = reduce(kx, &mut rx);
-    let zy = reduce(ky, &mut ry);
+    let rshift = super::reduce_separable_taps(kx, ky, shift, &mut rx, &mut ry);
     let (rkx, rky) = (&rx[..kx.len()], &ry[..ky.len()]);
-    let narrow =
-        super::sep_u16::separable_round_u8(src, dst, rkx, rky, shift - zx - zy, border, scratch);
+    let narrow = super::sep_u16::separable_round_u8(src, dst, rkx, rky, rshift, border, scratch);
     if let Some(done) = narrow {
         return done;
     }
     match simd::SepQ16::new(rkx, rky) {
         Some(fast) if src.width() >= simd::LANES => {
-            let shift = shift - zx - zy;
+            let shift = rshift;
             separable_simd(
                 src,
                 dst,

@@ -267,6 +267,36 @@ impl SepKernelQ {
     }
 }
 
+/// Takes the powers of two common to all taps of each axis out of the taps and out of `shift`
+/// (at most `shift` in all, the horizontal axis first), writing the reduced taps to the front of
+/// `rx` and `ry`, and returns the reduced shift: `Σ ky·Σ kx·p = 2^z·Σ ky'·Σ kx'·p`, and rounding
+/// `2^z·s` at `shift` equals rounding `s` at `shift − z`, so the filter's result is the same,
+/// while Q10 Gaussian tables such as `[256 512 256]` become narrow taps (`[1 2 1]`). The CPU's
+/// separable `u8` filters and the GPU plans that must sum the same integers both reduce so.
+///
+/// # Panics
+/// If `rx` or `ry` is shorter than `kx` or `ky`.
+pub fn reduce_separable_taps(
+    kx: &[i32],
+    ky: &[i32],
+    shift: u32,
+    rx: &mut [i32],
+    ry: &mut [i32],
+) -> u32 {
+    let mut budget = shift;
+    let mut reduce = |k: &[i32], out: &mut [i32]| {
+        let common = k.iter().fold(0i32, |acc, &c| acc | c).trailing_zeros();
+        let z = common.min(budget).min(31);
+        budget -= z;
+        for (o, &c) in out[..k.len()].iter_mut().zip(k) {
+            *o = c >> z;
+        }
+    };
+    reduce(kx, rx);
+    reduce(ky, ry);
+    budget
+}
+
 /// A separable float kernel for `f32` images: `kx` along rows, then `ky` down columns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SepKernelF32 {

@@ -28,7 +28,8 @@ pub use blur::{
     gaussian_kernel_q, gaussian_kernel_size, GAUSSIAN_SHIFT_PER_AXIS,
 };
 pub use kernel::{
-    Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ, DEFAULT_SHIFT, MAX_SHIFT, MAX_TAPS_2D,
+    reduce_separable_taps, Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ, DEFAULT_SHIFT,
+    MAX_SHIFT, MAX_TAPS_2D,
 };
 pub use sobel::{gradient_polar_f32, gradient_polar_i16, sobel_f32, sobel_u8};
 

@@ -2,8 +2,8 @@
 //! (and the box and Gaussian blurs built on it) and Sobel.
 
 use mvision_core::filter::{
-    gaussian_kernel_f32, gaussian_kernel_q, Kernel2dF32, Kernel2dQ, SepKernelF32, SepKernelQ,
-    MAX_KERNEL_SIZE,
+    gaussian_kernel_f32, gaussian_kernel_q, reduce_separable_taps, Kernel2dF32, Kernel2dQ,
+    SepKernelF32, SepKernelQ, MAX_KERNEL_SIZE,
 };
 use mvision_core::{Border, Error as CoreError};
 
@@ -74,9 +74,8 @@ struct Separable<'a, B> {
 
 /// The taps and shift with which `mv_sep_filter_u8_cols` computes the separable `u8` filter
 /// `(kx, ky, shift)` exactly in `f32`, if it can: with `reduce` (the rounding finish) the powers
-/// of two common to each axis's taps are first taken out of them and out of the shift, as
-/// `mvision_core::filter` does (`Σ ky·Σ kx·p = 2^z·Σ ky'·Σ kx'·p`, and rounding `2^z·s` at
-/// `shift` is rounding `s` at `shift − z`); then every product and partial sum is an integer
+/// of two common to each axis's taps are first taken out of them and out of the shift by the
+/// core's own [`reduce_separable_taps`]; then every product and partial sum is an integer
 /// of magnitude at most `255·Σ|kx'|·max(1, Σ|ky'|)`, exact in `f32` while below 2²⁴. `None`
 /// when that bound is not met (the integer kernels run).
 pub(crate) fn exact_in_f32(
@@ -85,22 +84,13 @@ pub(crate) fn exact_in_f32(
     shift: u32,
     reduce: bool,
 ) -> Option<(Vec<i32>, Vec<i32>, u32)> {
-    let mut budget = if reduce { shift } else { 0 };
-    let mut strip = |k: &[i32]| {
-        let z = k
-            .iter()
-            .fold(0i32, |acc, &c| acc | c)
-            .trailing_zeros()
-            .min(budget)
-            .min(31);
-        budget -= z;
-        k.iter().map(|&c| c >> z).collect::<Vec<i32>>()
-    };
-    let rx = strip(kx);
-    let ry = strip(ky);
+    let (mut rx, mut ry) = (kx.to_vec(), ky.to_vec());
+    // The box finish divides by the area: nothing comes out (a budget of 0).
+    let budget = if reduce { shift } else { 0 };
+    let left = reduce_separable_taps(kx, ky, budget, &mut rx, &mut ry);
+    let rshift = if reduce { left } else { shift };
     let gain = |k: &[i32]| k.iter().map(|&c| i64::from(c).abs()).sum::<i64>();
     let worst = gain(&rx).checked_mul(gain(&ry).max(1))?.checked_mul(255)?;
-    let rshift = if reduce { budget } else { shift };
     (worst < 1 << 24).then_some((rx, ry, rshift))
 }
 
