@@ -322,17 +322,23 @@ impl Tile<'_> {
         let (oy, ox) = (q / g.ow, q % g.ow);
         let base = oy * g.sh * g.row + ox * g.sw;
         let last_tap = (g.cg - 1) * g.plane + (g.kh - 1) * g.dh * g.row + (g.kw - 1) * g.dw;
-        let ohw = g.oh * g.ow;
-        let c_end = (self.c0 + NB * BLOCK).min(g.ocg);
         // Offsets grow with the pixel, so the last pixel's last tap is the highest read.
         assert!(
             ox + P <= g.ow
                 && oy < g.oh
                 && base + (P - 1) * g.sw + last_tap < self.x.len()
-                && NB * BLOCK * g.k <= self.w.len()
-                && c_end * ohw <= y_len
+                && self.blocks_fit::<NB>(y_len)
         );
         base
+    }
+
+    /// Whether the `NB` weight blocks of `16·K` values lie inside `w` and the blocks' output
+    /// planes (channels up to the group's) inside `y` (`y_len` elements).
+    #[inline(always)]
+    fn blocks_fit<const NB: usize>(&self, y_len: usize) -> bool {
+        let g = self.g;
+        let c_end = (self.c0 + NB * BLOCK).min(g.ocg);
+        NB * BLOCK * g.k <= self.w.len() && c_end * g.oh * g.ow <= y_len
     }
 }
 
@@ -354,16 +360,13 @@ impl Tile<'_> {
         let at = |q: usize| (q / g.ow) * g.sh * g.row + (q % g.ow) * g.sw;
         let base = at(q);
         let off: [usize; P] = core::array::from_fn(|p| at(q + p) - base);
-        let ohw = g.oh * g.ow;
-        let c_end = (self.c0 + NB * BLOCK).min(g.ocg);
         // Offsets grow with the pixel, so the last pixel's last channel is the highest read.
         assert!(
             g.kh == 1
                 && g.kw == 1
-                && q + P <= ohw
+                && q + P <= g.oh * g.ow
                 && base + off[P - 1] + (g.cg - 1) * g.plane < self.x.len()
-                && NB * BLOCK * g.k <= self.w.len()
-                && c_end * ohw <= y_len
+                && self.blocks_fit::<NB>(y_len)
         );
         (base, off)
     }
@@ -630,30 +633,14 @@ mod avx512 {
         }
     }
 
-    /// Sends the stage's first 16 pixels of `nb` blocks to their planes and moves the rest
-    /// down.
+    /// Sends the stage's first 16 pixels of `nb` blocks to their planes and moves the ring on.
     ///
     /// # Safety
-    /// AVX-512 F; `st.n ≥ 16`; the stage's pixels below the plane's `oh·ow`, its channels
-    /// inside `y` (`rows` asserts both).
+    /// AVX-512 F; `st.n ≥ 16`; the stage's channels inside `y` (`rows` asserts it).
     #[inline(always)]
     unsafe fn full(t: &Tile<'_>, nb: usize, st: &mut Stage, y: &mut [f32]) {
-        let g = t.g;
-        let ohw = g.oh * g.ow;
-        assert!(st.n >= 16 && st.q0 + 16 <= ohw);
-        let yq = y.as_mut_ptr().add(st.q0);
-        for b in 0..nb {
-            let cb = t.c0 + b * BLOCK;
-            let lanes = BLOCK.min(g.ocg - cb);
-            let mut rows = [_mm512_setzero_ps(); 16];
-            for (i, r) in rows.iter_mut().enumerate() {
-                *r = st.v[(st.head + i) % STAGE][b];
-            }
-            let cols = transpose16(&rows);
-            for (l, c) in cols.iter().enumerate().take(lanes) {
-                _mm512_storeu_ps(yq.add((cb + l) * ohw), *c);
-            }
-        }
+        assert!(st.n >= 16);
+        send(t, nb, st, 16, y);
         st.head = (st.head + 16) % STAGE;
         st.q0 += 16;
         st.n -= 16;
@@ -662,15 +649,27 @@ mod avx512 {
     /// Sends the stage's last pixels (fewer than 16) of `tb` blocks to their planes.
     ///
     /// # Safety
-    /// AVX-512 F.
+    /// AVX-512 F; the stage's channels inside `y` (`rows` asserts it).
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
     unsafe fn leave(t: &Tile<'_>, tb: usize, st: &mut Stage, y: &mut [f32]) {
-        let g = t.g;
-        let (ohw, n) = (g.oh * g.ow, st.n);
-        if n == 0 {
-            return;
+        if st.n > 0 {
+            send(t, tb, st, st.n, y);
+            st.n = 0;
         }
-        for b in 0..tb {
+    }
+
+    /// Writes the stage's first `n ≤ 16` pixels of `nb` blocks into their channel planes: one
+    /// 16 × 16 transpose per block, then per channel one 64-byte store (16 pixels) or a copy of
+    /// `n`.
+    ///
+    /// # Safety
+    /// AVX-512 F; `n ≤ st.n`; the stage's channels inside `y`.
+    #[inline(always)]
+    unsafe fn send(t: &Tile<'_>, nb: usize, st: &Stage, n: usize, y: &mut [f32]) {
+        let g = t.g;
+        let ohw = g.oh * g.ow;
+        assert!(n <= 16 && n <= st.n && st.q0 + n <= ohw);
+        for b in 0..nb {
             let cb = t.c0 + b * BLOCK;
             let lanes = BLOCK.min(g.ocg - cb);
             let mut rows = [_mm512_setzero_ps(); 16];
@@ -679,12 +678,16 @@ mod avx512 {
             }
             let cols = transpose16(&rows);
             for (l, c) in cols.iter().enumerate().take(lanes) {
-                let mut v = [0.0f32; 16];
-                _mm512_storeu_ps(v.as_mut_ptr(), *c);
-                y[(cb + l) * ohw + st.q0..][..n].copy_from_slice(&v[..n]);
+                let at = (cb + l) * ohw + st.q0;
+                if n == 16 {
+                    _mm512_storeu_ps(y.as_mut_ptr().add(at), *c);
+                } else {
+                    let mut v = [0.0f32; 16];
+                    _mm512_storeu_ps(v.as_mut_ptr(), *c);
+                    y[at..][..n].copy_from_slice(&v[..n]);
+                }
             }
         }
-        st.n = 0;
     }
 
     /// The 16 × 16 transpose of `r` (`r[i]` lane `j` → result `[j]` lane `i`): within 128-bit
