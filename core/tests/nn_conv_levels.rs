@@ -1,8 +1,8 @@
 //! The blocked convolution at every instruction-set level this CPU has: the portable tile
 //! (run here by capping the level), the AVX2 and the AVX-512 one agree with a double-precision
 //! reference within `f32` rounding on shapes with partial channel blocks, partial register
-//! tiles, strides (a strided 1 × 1 layer too), dilation, padding and groups; and the selector keeps to the other methods
-//! below x86-64-v3.
+//! tiles, strides (a strided 1 × 1 layer too), dilation, padding and groups; and the selector
+//! keeps to the other methods below x86-64-v3.
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 

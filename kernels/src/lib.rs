@@ -418,8 +418,8 @@ pub struct FilterTuning {
     pub taps: TapsMode,
     /// When the dense and separable `u8` filters run on the matrix units.
     pub mma: MmaMode,
-    /// When the separable filters run from a column tile (`mv_sep_filter_f32_cols`,
-    /// `mv_sep_filter_u8_cols`).
+    /// When the square separable filters and the dense `f32` ones run from a column tile
+    /// ([`ColsMode`]).
     pub cols: ColsMode,
 }
 
@@ -427,8 +427,9 @@ pub struct FilterTuning {
 /// the dense `f32` ones run from a column tile in local memory (`MVISION_FILTER_COLS`):
 /// `mv_sep_filter_f32_cols`, the streaming kernel's work-items fed from the tile,
 /// `mv_sep_filter_u8_cols`, the same in `f32` arithmetic for `u8` taps whose sums it holds
-/// exactly ([`FilterTuning::uses_cols_u8`]), and `mv_filter2d_f32_cols`
-/// ([`FilterTuning::uses_cols`], default tile); the images are the same either way.
+/// exactly, or `mv_sep_filter_u8_cols_dp` from a tile of bytes where the device has dp2a
+/// ([`FilterTuning::uses_cols_u8`]), and `mv_filter2d_f32_cols` ([`FilterTuning::uses_cols`],
+/// default tile); the images are the same either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ColsMode {
     /// `off`: never.

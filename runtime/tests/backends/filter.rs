@@ -197,8 +197,9 @@ fn sep_filter_u8_matches_the_cpu_bit_exactly() {
     }
 }
 
-/// The `u8` column tile sums in `f32` (`mv_sep_filter_u8_cols`), which the plans run only while
-/// every sum stays an integer below 2²⁴: taps at that bound (255 · 273 · 241 = 2²⁴ − 1), signed
+/// The `u8` column tiles (`mv_sep_filter_u8_cols`, summing in `f32`, and, where the device has
+/// dp2a, `mv_sep_filter_u8_cols_dp`), which the plans run only while every sum stays an integer
+/// below 2²⁴: taps at that bound (255 · 273 · 241 = 2²⁴ − 1), signed
 /// so that a checkerboard of 0 and 255 reaches it at every inside pixel, and random images,
 /// under every border, bit-exact on every backend.
 #[test]
