@@ -551,18 +551,23 @@ fn winograd_rejects_other_kernels() {
         assert!(out.iter().all(|&v| v == 7.0));
     }
     // The exact length: 16 planes of min(O, 64)·C, C·T and T·O elements, each rounded up to
-    // an odd number of 16-element lines, + packing, with T = n·⌈Oh/2⌉·⌈Ow/2⌉.
+    // an odd number of 16-element lines, + packing, with T = n·⌈Oh/2⌉·⌈Ow/2⌉; where AVX-512
+    // runs 16–31 input channels and a multiple of 8 output channels in strips, the planes of
+    // U and the strips' 16·(C + 8)·32 instead.
     let plane = |len: usize| (len.div_ceil(16) | 1) * 16;
-    for (c, o, hw) in [(3, 2, 9), (256, 256, 13), (16, 16, 4)] {
+    let strips = cpu::active() == cpu::Level::X86V4;
+    for (c, o, hw) in [(3, 2, 9), (256, 256, 13), (16, 16, 4), (16, 12, 4)] {
         let mut s = Conv2dShape::new(2, 2 * c, hw, hw - 1, 2 * o, 3, 3);
         s.groups = 2;
         s.pad_top = 1;
         let t = 2 * (hw - 1).div_ceil(2) * (hw - 3).div_ceil(2);
-        assert_eq!(
-            workspace_len(ConvMethod::Winograd, &s),
-            Ok(16 * (plane(o.min(64) * c) + plane(c * t) + plane(t * o))
-                + gemm_pack_len(t, o.min(64), c))
-        );
+        let want = if strips && (16..32).contains(&c) && o % 8 == 0 {
+            16 * plane(o * c) + 16 * (c + 8) * 32
+        } else {
+            16 * (plane(o.min(64) * c) + plane(c * t) + plane(t * o))
+                + gemm_pack_len(t, o.min(64), c)
+        };
+        assert_eq!(workspace_len(ConvMethod::Winograd, &s), Ok(want), "{c} {o}");
     }
     assert_eq!(
         (plane(1), plane(16), plane(32), plane(33)),
@@ -672,7 +677,8 @@ fn selector_picks_the_first_method_that_fits() {
     dw.groups = 32;
     assert_eq!(choose_method(&dw, usize::MAX), Ok(ConvMethod::Direct));
     // Many output channels: Winograd (3×3, stride 1, ≥ 64 channels both ways, ≥ 32 where
-    // AVX-512 runs), else blocked (≥ 16 output channels, where the AVX-512 or AVX2 tile runs;
+    // AVX-512 runs, or there 16–31 input channels and a multiple of 8 output channels, which
+    // it runs in strips), else blocked (≥ 16 output channels, where the AVX-512 or AVX2 tile runs;
     // not where im2col runs from phase images: stride 2 with AVX-512, stride 1 with AVX2 up to
     // 98 304 weights), then im2col, MFCA, MEC and direct as the budget shrinks.
     let fast = cpu::active() == cpu::Level::X86V4;
@@ -687,7 +693,9 @@ fn selector_picks_the_first_method_that_fits() {
         (256, 13, 64, 3, 1, true, false),
         (256, 13, 63, 3, 1, fast, false),
         (32, 27, 128, 3, 1, fast, false),
-        (31, 27, 128, 3, 1, false, fast),
+        (31, 27, 128, 3, 1, fast, false),
+        (15, 27, 128, 3, 1, false, fast),
+        (16, 27, 124, 3, 1, false, fast),
         (128, 27, 31, 3, 1, false, fast),
         (16, 40, 15, 5, 1, false, false),
         (16, 40, 8, 5, 1, false, false),

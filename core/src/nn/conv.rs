@@ -414,8 +414,9 @@ pub const WINOGRAD_MIN_CHANNELS_PER_GROUP: usize = 64;
 /// weight and output transforms are gathers and scatters there (branch `nn-sqz`): Winograd then
 /// beats the other methods on SqueezeNet's 32- and 48-channel layers in the network (ms, min
 /// over 4 alternating rounds, AMD Zen 5): 32×27²→128 0.247–0.265 against the blocked method's
-/// 0.282–0.301, 48×13²→192 0.148 against im2col's 0.174–0.181. Alone its 16×55²→64 layer is
-/// slower (0.37–0.45 against blocked 0.29); between 16 and 32 nothing was measured.
+/// 0.282–0.301, 48×13²→192 0.148 against im2col's 0.174–0.181. Alone its 16×55²→64 layer was
+/// slower (0.37–0.45 against blocked 0.29) until such layers ran in strips of tiles (16 to 31 channels,
+/// `winograd::fused`); between 16 and 32 channels only 16 was measured.
 pub const WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512: usize = 32;
 
 /// Output pixels per channel from which [`choose_method`] prefers [`ConvMethod::Winograd`]
@@ -455,8 +456,11 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// BENCHMARKS.md, branch `nn-mobile3`). 3×3, stride-1,
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] (where the CPU runs
 /// AVX-512, [`WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512`]) input and output channels
-/// per group (and, without AVX-512, outputs of at least [`WINOGRAD_MIN_OUT_PIXELS`] pixels)
-/// try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
+/// per group (and, without AVX-512, outputs of at least [`WINOGRAD_MIN_OUT_PIXELS`] pixels),
+/// or where the CPU runs AVX-512 with 16 to 31 input channels and a multiple of 8 output
+/// channels per group, which it computes strip by strip of tiles (SqueezeNet's 16 → 64 3×3
+/// layers: 0.18–0.19 ms against the blocked method's 0.24–0.26, BENCHMARKS.md, nineteenth
+/// session), try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
 /// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
 /// method was 0.9–1.4× Winograd's time on them, slower on six of nine). Other kernels, except
 /// other pointwise ones (im2col needs no lowering there, and was 1.04–5.5×
@@ -522,8 +526,9 @@ pub(crate) fn choose_method_for(
     };
     let wide = shape.cg().min(shape.ocg()) >= min_channels;
     let ohw = d.out_h.saturating_mul(d.out_w);
-    let winograd =
-        wide && winograd::applies(shape) && (blocked::fast() || ohw >= WINOGRAD_MIN_OUT_PIXELS);
+    let winograd = winograd::applies(shape)
+        && ((wide && (blocked::fast() || ohw >= WINOGRAD_MIN_OUT_PIXELS))
+            || winograd::fused_runs(shape.cg(), shape.ocg()));
     let tile = if blocked::fast() {
         !shape.is_pointwise()
     } else {
@@ -731,6 +736,23 @@ pub fn conv2d_winograd_prepared(
     output: &mut [f32],
     workspace: &mut [f32],
 ) -> Result<()> {
+    conv2d_winograd_prepared_clamped(shape, input, prepared, bias, NO_CLAMP, output, workspace)
+        .map(|_| ())
+}
+
+/// [`conv2d_winograd_prepared`] that may also clamp its outputs to `clamp` (a ReLU, ReLU6 or
+/// Clip activation) before they are stored: `Ok(true)` if it did (the strips for few input
+/// channels), `Ok(false)` if the caller still has to apply the activation. Either way the
+/// result equals [`conv2d_winograd_prepared`] followed by that activation, bit for bit.
+pub(crate) fn conv2d_winograd_prepared_clamped(
+    shape: &Conv2dShape,
+    input: &[f32],
+    prepared: &[f32],
+    bias: Option<&[f32]>,
+    clamp: Clamp,
+    output: &mut [f32],
+    workspace: &mut [f32],
+) -> Result<bool> {
     let d = shape.dims()?;
     let (len, ws) = (
         winograd_weights_len(shape)?,
@@ -744,7 +766,7 @@ pub fn conv2d_winograd_prepared(
     {
         return Err(Error::BufferTooSmall);
     }
-    winograd::conv_prepared(shape, &d, input, prepared, bias, output, workspace)
+    winograd::conv_prepared(shape, &d, input, prepared, bias, clamp, output, workspace)
 }
 
 /// Elements of the weights re-laid out for [`ConvMethod::Blocked`]

@@ -47,7 +47,7 @@ use super::activation::{apply_activation, as_clamp, conv2d_fused};
 use super::batchnorm::batch_norm;
 use super::conv::{
     blocked_prepare_weights, blocked_weights_len, blocked_workspace_len, choose_method,
-    choose_method_for, conv2d_blocked_prepared_clamped, conv2d_winograd_prepared,
+    choose_method_for, conv2d_blocked_prepared_clamped, conv2d_winograd_prepared_clamped,
     winograd_prepare_weights, winograd_prepared_workspace_len, winograd_weights_len, workspace_len,
     Conv2dShape, ConvMethod,
 };
@@ -730,15 +730,17 @@ pub fn forward_observed(
                         .and_then(|p| p.get(..len?))
                         .ok_or(Error::InvalidArgument)?;
                     // The blocked method clamps (ReLU, ReLU6, Clip) before its stores, as
-                    // in `conv2d_fused`; Winograd and the other activations take a pass.
-                    let clamp = as_clamp(act).filter(|_| slot.method == ConvMethod::Blocked);
-                    if slot.method == ConvMethod::Winograd {
-                        conv2d_winograd_prepared(&shape, rd(x0)?, u, bias, y, scratch)?;
+                    // in `conv2d_fused`, and so does Winograd where it runs in strips; other
+                    // Winograd layers and the other activations take a pass.
+                    let clamp = as_clamp(act);
+                    let c = clamp.unwrap_or(NO_CLAMP);
+                    let clamped = if slot.method == ConvMethod::Winograd {
+                        conv2d_winograd_prepared_clamped(&shape, rd(x0)?, u, bias, c, y, scratch)?
                     } else {
-                        let c = clamp.unwrap_or(NO_CLAMP);
                         conv2d_blocked_prepared_clamped(&shape, rd(x0)?, u, bias, c, y, scratch)?;
-                    }
-                    if clamp.is_none() {
+                        true
+                    };
+                    if clamp.is_none() || !clamped {
                         apply_activation(act, &graph.shape(node.output)?, y, slopes)?;
                     }
                 }

@@ -17,12 +17,20 @@
 //! Partial tiles at the bottom and right edge read zeros past the padded input and drop the
 //! outputs past `out_h`/`out_w`.
 //!
+//! Where the CPU runs AVX-512, groups of 16 to 31 input channels and a multiple of 8 output
+//! channels take another order instead (`fused`): strip by strip of up to 32 tiles along a
+//! row of tiles, transforms and products in the L1 cache, with a small workspace; [`conv`] and
+//! [`conv_prepared`] both do, so they still give the same bits.
+//!
 //! Rounding: the transforms add and subtract up to 9 values (the `½` of `G` is exact), so the
 //! result can differ from direct summation by a few more ulps than the other methods, relative
 //! to the magnitudes of the transformed operands rather than of the products `x·w`; the tests
 //! state the bound.
 
 use super::conv::{Conv2dShape, ConvDims};
+use super::depthwise::Clamp;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+use super::depthwise::NO_CLAMP;
 use super::gemm::{gemm_pack_len, sgemm, Order, Transpose};
 use super::tensor::checked_product;
 use crate::error::{Error, Result};
@@ -124,13 +132,19 @@ impl Planes {
 
 /// Working memory in `f32` elements: 16 planes each of `U` (`oc·c`), `V` (`c·T`) and `M`
 /// (`T·oc`), each plane rounded up by [`plane_stride`], and the packing of one `T × oc × c`
-/// product, with `c`, `oc` per group and `T` the batch's tiles.
+/// product, with `c`, `oc` per group and `T` the batch's tiles; where the strips of [`fused`]
+/// run, the planes of `U` and their [`fused::workspace_len`] instead.
 pub(crate) fn workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
     if !applies(s) {
         return Err(Error::InvalidArgument);
     }
     let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
     let p = Planes::new(c, oc, t)?;
+    if fused_runs(c, oc) && oc_block(c, oc) == oc {
+        return checked_product(&[XI, p.u])?
+            .checked_add(fused_len(c))
+            .ok_or(Error::Overflow);
+    }
     let planes = [p.u, p.v, p.m]
         .into_iter()
         .try_fold(0usize, |a, b| a.checked_add(b))
@@ -156,6 +170,9 @@ pub(crate) fn prepared_workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<us
         return Err(Error::InvalidArgument);
     }
     let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
+    if fused_runs(c, oc) {
+        return Ok(fused_len(c));
+    }
     let p = Planes::new(c, oc, t)?;
     checked_product(&[XI, p.v.checked_add(p.m).ok_or(Error::Overflow)?])?
         .checked_add(gemm_pack_len(t, oc, c))
@@ -241,6 +258,20 @@ pub(crate) fn conv(
     let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
     let p = Planes::new(c, oc, t)?;
     let (u, rest) = ws.split_at_mut(XI * p.u);
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if fused_runs(c, oc) && oc_block(c, oc) == oc {
+        // The strips of `conv_prepared`, on weights transformed here: the same bits.
+        for g in 0..s.groups {
+            transform_weights(&weights[g * oc * c * 9..][..oc * c * 9], c, oc, p.u, u);
+            // SAFETY: x86-64-v4 is active (`fused_runs`), so this CPU and OS support AVX-512
+            // F/BW/DQ/VL, AVX2 and FMA (`cpu::detect`).
+            #[allow(unsafe_code)]
+            unsafe {
+                fused::conv(s, d, g, input, u, p.u, bias, NO_CLAMP, output, rest)
+            };
+        }
+        return Ok(());
+    }
     let (v, rest) = rest.split_at_mut(XI * p.v);
     let (m, pack) = rest.split_at_mut(XI * p.m);
     for g in 0..s.groups {
@@ -292,9 +323,38 @@ fn plane_products(
     Ok(())
 }
 
+/// [`fused::workspace_len`] (0 where there is no such path).
+fn fused_len(c: usize) -> usize {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        fused::workspace_len(c)
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        let _ = c;
+        0
+    }
+}
+
+/// Whether [`conv_prepared`] runs groups of `c` input and `oc` output channels through the
+/// strips of [`fused`] (x86-64-v4 active, [`fused::applies`]).
+pub(crate) fn fused_runs(c: usize, oc: usize) -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        super::blocked::fast() && fused::applies(c, oc)
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        let _ = (c, oc);
+        false
+    }
+}
+
 /// [`conv`] with weights already transformed by [`prepare_weights`] (`prepared`,
 /// [`prepared_len`] elements) and `ws` of [`prepared_workspace_len`]: one `T × oc × c` product
-/// per transform element, straight from the prepared planes.
+/// per transform element, straight from the prepared planes; or, where [`fused_runs`], strip
+/// by strip ([`fused`]), which also clamps the outputs to `clamp`. Returns whether it clamped
+/// (else the caller applies the activation).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn conv_prepared(
     s: &Conv2dShape,
@@ -302,10 +362,26 @@ pub(crate) fn conv_prepared(
     input: &[f32],
     prepared: &[f32],
     bias: Option<&[f32]>,
+    clamp: Clamp,
     output: &mut [f32],
     ws: &mut [f32],
-) -> Result<()> {
+) -> Result<bool> {
     let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    let _ = clamp; // Only the strips clamp.
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if fused_runs(c, oc) {
+        for g in 0..s.groups {
+            let ug = &prepared[g * XI * c * oc..][..XI * c * oc];
+            // SAFETY: x86-64-v4 is active (`fused_runs`), so this CPU and OS support AVX-512
+            // F/BW/DQ/VL, AVX2 and FMA (`cpu::detect`).
+            #[allow(unsafe_code)]
+            unsafe {
+                fused::conv(s, d, g, input, ug, c * oc, bias, clamp, output, ws)
+            };
+        }
+        return Ok(true);
+    }
     let p = Planes::new(c, oc, t)?;
     let (v, rest) = ws.split_at_mut(XI * p.v);
     let (m, pack) = rest.split_at_mut(XI * p.m);
@@ -316,7 +392,7 @@ pub(crate) fn conv_prepared(
         plane_products(&p, t, c, oc, v, ug, c * oc, 0, oc, m, pack)?;
         transform_output(s, d, g, bias, m, oc, p.m, output);
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Output channels whose kernels [`transform_weights`] transforms together, one per lane.
@@ -646,3 +722,51 @@ fn transform_output_body(
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
 mod avx512;
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+#[allow(unsafe_code)]
+mod fused;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::depthwise::{clip, NO_CLAMP};
+
+    /// The strips' clamp equals the activation pass after the unclamped convolution, bit for
+    /// bit (ReLU and ReLU6 on a layer with outputs on both sides of the bounds; NaN-free).
+    #[test]
+    fn clamped_strips_equal_the_activation_pass() {
+        let mut s = Conv2dShape::new(1, 16, 11, 37, 16, 3, 3);
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) = (1, 1, 1, 1);
+        let d = s.dims().unwrap();
+        let mut seed = 0x9e37_79b9u32;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed as f32 / u32::MAX as f32) * 8.0 - 4.0
+        };
+        let x: Vec<f32> = (0..d.input_len).map(|_| next()).collect();
+        let w: Vec<f32> = (0..d.weight_len).map(|_| next()).collect();
+        let bias: Vec<f32> = (0..s.c_out).map(|_| next()).collect();
+        let mut u = vec![0.0; prepared_len(&s).unwrap()];
+        prepare_weights(&s, &w, &mut u);
+        let mut ws = vec![0.0; prepared_workspace_len(&s, &d).unwrap()];
+        let mut plain = vec![0.0; d.output_len];
+        let run = |clamp, out: &mut [f32], ws: &mut [f32]| {
+            conv_prepared(&s, &d, &x, &u, Some(&bias), clamp, out, ws).unwrap()
+        };
+        let clamped_plain = run(NO_CLAMP, &mut plain, &mut ws);
+        assert_eq!(clamped_plain, fused_runs(16, 16));
+        for clamp in [(0.0, f32::INFINITY), (0.0, 6.0)] {
+            let mut out = vec![0.0; d.output_len];
+            if run(clamp, &mut out, &mut ws) {
+                assert!(out.contains(&0.0) && out.iter().any(|&v| v > 0.0));
+                for (j, (&a, &p)) in out.iter().zip(&plain).enumerate() {
+                    assert_eq!(a.to_bits(), clip(p, clamp).to_bits(), "{clamp:?}: out[{j}]");
+                }
+            } else {
+                assert_eq!(out, plain);
+            }
+        }
+    }
+}
