@@ -1,8 +1,9 @@
-//! Winograd F(2×2, 3×3) on layers of 16 to 31 input channels per group, which x86-64-v4 runs
-//! strip by strip (`winograd::fused`): against a double-precision reference, prepared and
+//! Winograd F(2×2, 3×3) on layers of 16 to 31 input channels per group (up to 64 on rows of at
+//! least 14 tiles), which x86-64-v4 runs strip by strip (`winograd::fused`): against a double-precision reference, prepared and
 //! per-call weights giving the same bits, on maps whose rows of tiles take one vector of
 //! tiles, two, and a strip of 32 and a rest; padding of 0–2; batches and groups; and layers
-//! just outside the range (15 channels, 12 output channels), which keep the plane-wise path.
+//! just outside the range (15 or 65 channels, 12 output channels, 48 channels on rows of 13
+//! tiles), which keep the plane-wise path.
 //! Where x86-64-v4 is active, the prepared workspace shows which path ran.
 
 #[allow(dead_code)]
@@ -31,6 +32,10 @@ fn winograd_strips_match_the_reference_and_the_prepared_path() {
         (1, 17, 5, 4, 8, 1, (2, 2, 2, 2), true),    // more padding than map
         (1, 15, 9, 9, 16, 1, (1, 1, 1, 1), false),  // too few input channels
         (1, 16, 9, 9, 12, 1, (1, 1, 1, 1), false),  // output channels not a multiple of 8
+        (1, 64, 56, 56, 64, 1, (1, 1, 1, 1), true), // ResNet-18's 64 → 64: 28 tiles a row
+        (1, 48, 26, 27, 16, 1, (1, 1, 1, 1), true), // 14 tiles a row
+        (1, 48, 25, 26, 16, 1, (1, 1, 1, 0), false), // 13 tiles a row
+        (1, 65, 30, 30, 8, 1, (1, 1, 1, 1), false), // too many input channels
     ];
     let mut rng = Rng::new(0x57e1);
     let v4 = cpu::active() == Level::X86V4;

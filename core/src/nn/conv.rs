@@ -457,10 +457,10 @@ pub const BLOCKED_MIN_COUT_PER_GROUP: usize = 16;
 /// undilated kernels with at least [`WINOGRAD_MIN_CHANNELS_PER_GROUP`] (where the CPU runs
 /// AVX-512, [`WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512`]) input and output channels
 /// per group (and, without AVX-512, outputs of at least [`WINOGRAD_MIN_OUT_PIXELS`] pixels),
-/// or where the CPU runs AVX-512 with 16 to 31 input channels and a multiple of 8 output
-/// channels per group, which it computes strip by strip of tiles (SqueezeNet's 16 → 64 3×3
-/// layers: 0.18–0.19 ms against the blocked method's 0.24–0.26, BENCHMARKS.md, nineteenth
-/// session), try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
+/// or where the CPU runs AVX-512 with 16 to 31 input channels (up to 64 on outputs at least
+/// 27 wide) and a multiple of 8 output channels per group, which it computes strip by strip
+/// of tiles (SqueezeNet's 16 → 64 3×3 layers: 0.18–0.19 ms against the blocked method's
+/// 0.24–0.26, BENCHMARKS.md, nineteenth session), try [`ConvMethod::Winograd`] first (up to 27 % faster than im2col on the nine
 /// measured layers, within the noise on three of them, at 1.2–1.8× its workspace; the blocked
 /// method was 0.9–1.4× Winograd's time on them, slower on six of nine). Other kernels, except
 /// other pointwise ones (im2col needs no lowering there, and was 1.04–5.5×
@@ -528,7 +528,7 @@ pub(crate) fn choose_method_for(
     let ohw = d.out_h.saturating_mul(d.out_w);
     let winograd = winograd::applies(shape)
         && ((wide && (blocked::fast() || ohw >= WINOGRAD_MIN_OUT_PIXELS))
-            || winograd::fused_runs(shape.cg(), shape.ocg()));
+            || winograd::fused_runs(shape, &d));
     let tile = if blocked::fast() {
         !shape.is_pointwise()
     } else {

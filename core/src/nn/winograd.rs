@@ -17,8 +17,8 @@
 //! Partial tiles at the bottom and right edge read zeros past the padded input and drop the
 //! outputs past `out_h`/`out_w`.
 //!
-//! Where the CPU runs AVX-512, groups of 16 to 31 input channels and a multiple of 8 output
-//! channels take another order instead (`fused`): strip by strip of up to 32 tiles along a
+//! Where the CPU runs AVX-512, groups of 16 to 31 input channels (up to 64 on rows of at least
+//! 14 tiles) and a multiple of 8 output channels take another order instead (`fused`): strip by strip of up to 32 tiles along a
 //! row of tiles, transforms and products in the L1 cache, with a small workspace; [`conv`] and
 //! [`conv_prepared`] both do, so they still give the same bits.
 //!
@@ -140,7 +140,7 @@ pub(crate) fn workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
     }
     let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
     let p = Planes::new(c, oc, t)?;
-    if fused_runs(c, oc) && oc_block(c, oc) == oc {
+    if fused_runs(s, d) && oc_block(c, oc) == oc {
         return checked_product(&[XI, p.u])?
             .checked_add(fused_len(c))
             .ok_or(Error::Overflow);
@@ -170,7 +170,7 @@ pub(crate) fn prepared_workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<us
         return Err(Error::InvalidArgument);
     }
     let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
-    if fused_runs(c, oc) {
+    if fused_runs(s, d) {
         return Ok(fused_len(c));
     }
     let p = Planes::new(c, oc, t)?;
@@ -259,7 +259,7 @@ pub(crate) fn conv(
     let p = Planes::new(c, oc, t)?;
     let (u, rest) = ws.split_at_mut(XI * p.u);
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if fused_runs(c, oc) && oc_block(c, oc) == oc {
+    if fused_runs(s, d) && oc_block(c, oc) == oc {
         // The strips of `conv_prepared`, on weights transformed here: the same bits.
         for g in 0..s.groups {
             transform_weights(&weights[g * oc * c * 9..][..oc * c * 9], c, oc, p.u, u);
@@ -336,16 +336,17 @@ fn fused_len(c: usize) -> usize {
     }
 }
 
-/// Whether [`conv_prepared`] runs groups of `c` input and `oc` output channels through the
-/// strips of [`fused`] (x86-64-v4 active, [`fused::applies`]).
-pub(crate) fn fused_runs(c: usize, oc: usize) -> bool {
+/// Whether [`conv`] and [`conv_prepared`] run `s` (output `d`) through the strips of
+/// [`fused`] (x86-64-v4 active, [`fused::applies`]).
+pub(crate) fn fused_runs(s: &Conv2dShape, d: &ConvDims) -> bool {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
-        super::blocked::fast() && fused::applies(c, oc)
+        let (c, oc) = (s.c_in / s.groups.max(1), s.c_out / s.groups.max(1));
+        super::blocked::fast() && fused::applies(c, oc, d.out_w.div_ceil(2))
     }
     #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
     {
-        let _ = (c, oc);
+        let _ = (s, d);
         false
     }
 }
@@ -370,7 +371,7 @@ pub(crate) fn conv_prepared(
     #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
     let _ = clamp; // Only the strips clamp.
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if fused_runs(c, oc) {
+    if fused_runs(s, d) {
         for g in 0..s.groups {
             let ug = &prepared[g * XI * c * oc..][..XI * c * oc];
             // SAFETY: x86-64-v4 is active (`fused_runs`), so this CPU and OS support AVX-512
@@ -756,7 +757,7 @@ mod tests {
             conv_prepared(&s, &d, &x, &u, Some(&bias), clamp, out, ws).unwrap()
         };
         let clamped_plain = run(NO_CLAMP, &mut plain, &mut ws);
-        assert_eq!(clamped_plain, fused_runs(16, 16));
+        assert_eq!(clamped_plain, fused_runs(&s, &d));
         for clamp in [(0.0, f32::INFINITY), (0.0, 6.0)] {
             let mut out = vec![0.0; d.output_len];
             if run(clamp, &mut out, &mut ws) {

@@ -1,6 +1,6 @@
 //! Winograd F(2×2, 3×3) for layers with few input channels (SqueezeNet 1.1's 16 → 64 expand
-//! layers on 55² maps), fused per strip of tiles, with AVX-512 (x86-64-v4) and prepared
-//! weights. The plane-wise path of [`super::conv_prepared`] writes all `16·T·c` transformed
+//! layers on 55² maps; up to 64 channels on maps of at least 27 columns), fused per strip of
+//! tiles, with AVX-512 (x86-64-v4). The plane-wise path of [`super::conv_prepared`] writes all `16·T·c` transformed
 //! inputs and `16·T·oc` products of a layer to memory (3.2 MiB of products on that layer)
 //! and multiplies with `K = c` = 16, where the GEMM's per-call costs are not amortised: it
 //! lost to the blocked method there (BENCHMARKS.md). Here one strip of up to 32 tiles along a
@@ -39,11 +39,24 @@ const LANES: usize = 16;
 /// Most vectors of tiles per strip.
 const NJ_MAX: usize = 2;
 
-/// Whether this path computes a group of `c` input and `oc` output channels: `c` in
-/// [`MIN_C`]`..=`[`MAX_C`] and `oc` a multiple of 8.
-pub(crate) const fn applies(c: usize, oc: usize) -> bool {
-    c >= MIN_C && c <= MAX_C && oc >= OB && oc.is_multiple_of(OB)
+/// Whether this path computes a group of `c` input and `oc` output channels on rows of `tw`
+/// tiles: `oc` a multiple of 8, and `c` in [`MIN_C`]`..=`[`MAX_C`], or up to
+/// [`WIDE_MAX_C`] on rows of at least [`WIDE_MIN_TILES`] tiles.
+pub(crate) const fn applies(c: usize, oc: usize, tw: usize) -> bool {
+    let few = c >= MIN_C && c <= MAX_C;
+    let wide = c >= MIN_C && c <= WIDE_MAX_C && tw >= WIDE_MIN_TILES;
+    (few || wide) && oc >= OB && oc.is_multiple_of(OB)
 }
+
+/// Most input channels per group on wide maps ([`WIDE_MIN_TILES`]). ResNet-18's 64 → 64 layers
+/// on 56² maps took 0.95–0.99× the plane-wise path's time, its first one (whose planes are cold
+/// after the network's other layers) 0.81–0.83×, SqueezeNet's 32 → 128 on 27² 0.96–0.98×; on
+/// 14² and 7² maps the strips were 4–15× slower (BENCHMARKS.md, nineteenth session).
+pub(crate) const WIDE_MAX_C: usize = 64;
+/// Fewest tiles per row of tiles (27- or 28-pixel output rows) for up to [`WIDE_MAX_C`]
+/// input channels: on fewer, a vector of 16 tiles is mostly idle and all of `U` is read for
+/// few outputs.
+pub(crate) const WIDE_MIN_TILES: usize = 14;
 
 /// Working memory in `f32` elements for `c` input channels per group: one strip's `V`
 /// (`16 · c · 32`) and one block's `M` (`16 · 8 · 32`).
@@ -80,7 +93,7 @@ pub(super) fn conv(
     let (th, tw) = (d.out_h.div_ceil(2), d.out_w.div_ceil(2));
     // Checked once: every load and store below stays inside these.
     assert!(
-        applies(c, oc)
+        applies(c, oc, tw)
             && (g + 1) * c <= s.c_in
             && (g + 1) * oc <= s.c_out
             && x.len() >= s.n * s.c_in * s.h * s.w
