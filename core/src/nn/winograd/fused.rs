@@ -230,7 +230,8 @@ fn strip<const NJ: usize>(
                     *vj = unsafe { _mm512_loadu_ps(vp.as_ptr().add((k * NJ + j) * LANES)) };
                 }
                 for (o, acc_o) in acc.iter_mut().enumerate() {
-                    let wv = _mm512_set1_ps(up[k * oc + o]);
+                    // SAFETY: `k·oc + o < (c − 1)·oc + OB = up.len()`.
+                    let wv = _mm512_set1_ps(unsafe { *up.as_ptr().add(k * oc + o) });
                     for j in 0..NJ {
                         acc_o[j] = _mm512_fmadd_ps(wv, vk[j], acc_o[j]);
                     }
