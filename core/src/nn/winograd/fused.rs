@@ -1,9 +1,9 @@
 //! Winograd F(2×2, 3×3) for layers with few input channels (SqueezeNet 1.1's 16 → 64 expand
 //! layers on 55² maps; up to 64 channels on maps of at least 27 columns), fused per strip of
-//! tiles, with AVX-512 (x86-64-v4). The plane-wise path of [`super::conv_prepared`] writes all `16·T·c` transformed
-//! inputs and `16·T·oc` products of a layer to memory (3.2 MiB of products on that layer)
-//! and multiplies with `K = c` = 16, where the GEMM's per-call costs are not amortised: it
-//! lost to the blocked method there (BENCHMARKS.md). Here one strip of up to 32 tiles along a
+//! tiles, with AVX-512 (x86-64-v4). The plane-wise path of [`super::conv_prepared`] writes all
+//! `16·T·c` transformed inputs and `16·T·oc` products of a layer to memory (3.2 MiB of
+//! products on that layer) and multiplies with `K = c` = 16, where the GEMM's per-call costs
+//! are not amortised: it lost to the blocked method there (BENCHMARKS.md). Here one strip of up to 32 tiles along a
 //! row of tiles is done at a time: its transformed inputs (`V`, 16 × c × 32 values) and, for 8
 //! output channels at a time, its products (`M`, 16 × 8 × 32) stay in the L1 cache, and the
 //! outputs leave as whole rows of their channel planes.
@@ -28,9 +28,10 @@ use crate::nn::depthwise::Clamp;
 
 /// Fewest input channels per group that this path takes (the fewest measured).
 pub(crate) const MIN_C: usize = 16;
-/// Most input channels per group that this path takes: from
+/// Most input channels per group that this path takes on any map: from
 /// [`WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512`](crate::nn::conv::WINOGRAD_MIN_CHANNELS_PER_GROUP_AVX512)
-/// on, the plane-wise path was measured faster than the other methods.
+/// on, the plane-wise path was measured faster than the other methods, and on narrow maps
+/// faster than the strips ([`WIDE_MAX_C`]).
 pub(crate) const MAX_C: usize = 31;
 /// Output channels per block of products.
 const OB: usize = 8;
