@@ -105,3 +105,36 @@ fn few_channel_3x3_layers_choose_winograd_where_strips_run() {
         assert_ne!(m, ConvMethod::Winograd);
     }
 }
+
+#[test]
+fn winograd_strips_on_random_shapes() {
+    // Maps of 1 to 40 columns and rows (one output row or column of tiles, partial tiles),
+    // padding of 0–3 on each side, 16–64 input and 8–40 output channels, batches and groups.
+    let mut rng = Rng::new(0x5791);
+    for _ in 0..40 {
+        let groups = 1 + rng.below(2);
+        let (cg, ocg) = (16 + rng.below(49), 8 * (1 + rng.below(5)));
+        let (h, w) = (1 + rng.below(40), 1 + rng.below(40));
+        let mut s = Conv2dShape::new(1 + rng.below(2), cg * groups, h, w, ocg * groups, 3, 3);
+        s.groups = groups;
+        (s.pad_top, s.pad_left, s.pad_bottom, s.pad_right) =
+            (rng.below(4), rng.below(4), rng.below(4), rng.below(4));
+        let Ok(d) = s.dims() else { continue };
+        let x: Vec<f32> = (0..d.input_len).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+        let wts: Vec<f32> = (0..d.weight_len).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+        let bias: Vec<f32> = (0..s.c_out).map(|_| rng.f32_in(-1.0, 1.0)).collect();
+        let (want, mag) = reference(&s, &x, &wts, Some(&bias));
+        let eps = f32::EPSILON as f64 * 16.0 * (d.k as f64 + 2.0);
+        let mut u = vec![f32::NAN; winograd_weights_len(&s).unwrap()];
+        winograd_prepare_weights(&s, &wts, &mut u).unwrap();
+        let mut ws = vec![f32::NAN; winograd_prepared_workspace_len(&s).unwrap()];
+        let mut out = vec![f32::NAN; d.output_len];
+        conv2d_winograd_prepared(&s, &x, &u, Some(&bias), &mut out, &mut ws).unwrap();
+        for (j, (&got, (&r, &m))) in out.iter().zip(want.iter().zip(&mag)).enumerate() {
+            assert!(
+                (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
+                "{s:?}: out[{j}] = {got}, want {r}"
+            );
+        }
+    }
+}
