@@ -754,19 +754,37 @@ pub(crate) fn conv2d_winograd_prepared_clamped(
     workspace: &mut [f32],
 ) -> Result<bool> {
     let d = shape.dims()?;
-    let (len, ws) = (
+    let lens = (
         winograd_weights_len(shape)?,
         winograd_prepared_workspace_len(shape)?,
     );
+    check_prepared_buffers(shape, &d, lens, input, prepared, bias, output, workspace)?;
+    winograd::conv_prepared(shape, &d, input, prepared, bias, clamp, output, workspace)
+}
+
+/// `Err(`[`Error::BufferTooSmall`]`)` unless `input`, `output` and `bias` (`c_out` values) fit
+/// `shape` (dims `d`), `prepared` holds `lens.0` and `workspace` `lens.1` elements: the checks
+/// of the prepared-weight convolutions.
+#[allow(clippy::too_many_arguments)]
+fn check_prepared_buffers(
+    shape: &Conv2dShape,
+    d: &ConvDims,
+    (prepared_len, workspace_len): (usize, usize),
+    input: &[f32],
+    prepared: &[f32],
+    bias: Option<&[f32]>,
+    output: &[f32],
+    workspace: &[f32],
+) -> Result<()> {
     if input.len() < d.input_len
-        || prepared.len() < len
+        || prepared.len() < prepared_len
         || output.len() < d.output_len
-        || workspace.len() < ws
+        || workspace.len() < workspace_len
         || bias.is_some_and(|b| b.len() < shape.c_out)
     {
         return Err(Error::BufferTooSmall);
     }
-    winograd::conv_prepared(shape, &d, input, prepared, bias, clamp, output, workspace)
+    Ok(())
 }
 
 /// Elements of the weights re-laid out for [`ConvMethod::Blocked`]
@@ -846,14 +864,8 @@ pub(crate) fn conv2d_blocked_prepared_clamped(
     workspace: &mut [f32],
 ) -> Result<()> {
     let d = shape.dims()?;
-    if input.len() < d.input_len
-        || prepared.len() < blocked_weights_len(shape)?
-        || output.len() < d.output_len
-        || workspace.len() < blocked_workspace_len(shape)?
-        || bias.is_some_and(|b| b.len() < shape.c_out)
-    {
-        return Err(Error::BufferTooSmall);
-    }
+    let lens = (blocked_weights_len(shape)?, blocked_workspace_len(shape)?);
+    check_prepared_buffers(shape, &d, lens, input, prepared, bias, output, workspace)?;
     blocked::conv(shape, &d, input, prepared, bias, clamp, output, workspace);
     Ok(())
 }

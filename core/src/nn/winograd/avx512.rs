@@ -98,31 +98,16 @@ pub(super) fn transform_input(
                         row[2] = at(iy, ix0 + 2);
                         row[3] = at(iy, ix0 + 3);
                     }
-                    let (sub, add) = (_mm512_sub_ps, _mm512_add_ps);
-                    let r: [[__m512; 4]; 4] = [
-                        core::array::from_fn(|j| sub(dp[0][j], dp[2][j])),
-                        core::array::from_fn(|j| add(dp[1][j], dp[2][j])),
-                        core::array::from_fn(|j| sub(dp[2][j], dp[1][j])),
-                        core::array::from_fn(|j| sub(dp[1][j], dp[3][j])),
-                    ];
                     let t = ((b * th + ty) * tw + tx) * c + i0;
-                    for (i, ri) in r.iter().enumerate() {
-                        let vals = [
-                            sub(ri[0], ri[2]),
-                            add(ri[1], ri[2]),
-                            sub(ri[2], ri[1]),
-                            sub(ri[1], ri[3]),
-                        ];
-                        for (q, val) in vals.into_iter().enumerate() {
-                            // SAFETY: lanes below `c − i0` of element `4·i + q` of tile
-                            // `t`: below `15·stride + tiles·c` (asserted above).
-                            unsafe {
-                                let p = v.as_mut_ptr().add((4 * i + q) * stride + t);
-                                if k == 0xffff {
-                                    _mm512_storeu_ps(p, val);
-                                } else {
-                                    _mm512_mask_storeu_ps(p, k, val);
-                                }
+                    for (xi, val) in input_tile(&dp).into_iter().enumerate() {
+                        // SAFETY: lanes below `c − i0` of element `ξ` of tile `t`: below
+                        // `15·stride + tiles·c` (asserted above).
+                        unsafe {
+                            let p = v.as_mut_ptr().add(xi * stride + t);
+                            if k == 0xffff {
+                                _mm512_storeu_ps(p, val);
+                            } else {
+                                _mm512_mask_storeu_ps(p, k, val);
                             }
                         }
                     }
@@ -246,8 +231,6 @@ pub(super) fn transform_output(
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
         _mm512_set1_epi32(plane as i32),
     );
-    let sum3 = |a, b, c| _mm512_add_ps(_mm512_add_ps(a, b), c);
-    let diff3 = |a, b, c| _mm512_sub_ps(_mm512_sub_ps(a, b), c);
     for b in 0..s.n {
         for o0 in (0..oc).step_by(LANES) {
             let k = super::super::depthwise::avx512::lanes(0, (oc - o0) as isize);
@@ -266,25 +249,7 @@ pub(super) fn transform_output(
                     let mt: [__m512; XI] = core::array::from_fn(|xi| unsafe {
                         _mm512_maskz_loadu_ps(k, m.as_ptr().add(xi * stride + at))
                     });
-                    let s0 = [
-                        sum3(mt[0], mt[4], mt[8]),
-                        sum3(mt[1], mt[5], mt[9]),
-                        sum3(mt[2], mt[6], mt[10]),
-                        sum3(mt[3], mt[7], mt[11]),
-                    ];
-                    let s1 = [
-                        diff3(mt[4], mt[8], mt[12]),
-                        diff3(mt[5], mt[9], mt[13]),
-                        diff3(mt[6], mt[10], mt[14]),
-                        diff3(mt[7], mt[11], mt[15]),
-                    ];
-                    let out = [
-                        sum3(s0[0], s0[1], s0[2]),
-                        diff3(s0[1], s0[2], s0[3]),
-                        sum3(s1[0], s1[1], s1[2]),
-                        diff3(s1[1], s1[2], s1[3]),
-                    ];
-                    for (j, v) in out.into_iter().enumerate() {
+                    for (j, v) in output_tile(&mt).into_iter().enumerate() {
                         let (oy, ox) = (2 * ty + j / 2, 2 * tx + j % 2);
                         if oy < oh && ox < ow {
                             let v = _mm512_add_ps(v, bv);
@@ -304,4 +269,55 @@ pub(super) fn transform_output(
             }
         }
     }
+}
+
+/// `Bᵀ d B` of a 4×4 patch `d` (rows of vectors; each lane its own patch), element `ξ = 4·row +
+/// column`, with the portable `input_transform`'s operations in its order.
+#[inline]
+#[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+pub(super) fn input_tile(d: &[[__m512; 4]; 4]) -> [__m512; XI] {
+    let (sub, add) = (_mm512_sub_ps, _mm512_add_ps);
+    let mut r = [[_mm512_setzero_ps(); 4]; 4];
+    for j in 0..4 {
+        r[0][j] = sub(d[0][j], d[2][j]);
+        r[1][j] = add(d[1][j], d[2][j]);
+        r[2][j] = sub(d[2][j], d[1][j]);
+        r[3][j] = sub(d[1][j], d[3][j]);
+    }
+    let mut v = [_mm512_setzero_ps(); XI];
+    for (i, ri) in r.iter().enumerate() {
+        v[4 * i] = sub(ri[0], ri[2]);
+        v[4 * i + 1] = add(ri[1], ri[2]);
+        v[4 * i + 2] = sub(ri[2], ri[1]);
+        v[4 * i + 3] = sub(ri[1], ri[3]);
+    }
+    v
+}
+
+/// `Aᵀ m A` of the 16 transform elements `m` (each lane its own tile): the tile's outputs
+/// (row 0: 0, 1; row 1: 2, 3), with the portable `output_transform_lanes`' operations in its
+/// order (`(a + b) + c` and `(a − b) − c`).
+#[inline]
+#[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+pub(super) fn output_tile(m: &[__m512; XI]) -> [__m512; 4] {
+    let sum3 = |a, b, c| _mm512_add_ps(_mm512_add_ps(a, b), c);
+    let diff3 = |a, b, c| _mm512_sub_ps(_mm512_sub_ps(a, b), c);
+    let s0 = [
+        sum3(m[0], m[4], m[8]),
+        sum3(m[1], m[5], m[9]),
+        sum3(m[2], m[6], m[10]),
+        sum3(m[3], m[7], m[11]),
+    ];
+    let s1 = [
+        diff3(m[4], m[8], m[12]),
+        diff3(m[5], m[9], m[13]),
+        diff3(m[6], m[10], m[14]),
+        diff3(m[7], m[11], m[15]),
+    ];
+    [
+        sum3(s0[0], s0[1], s0[2]),
+        diff3(s0[1], s0[2], s0[3]),
+        sum3(s1[0], s1[1], s1[2]),
+        diff3(s1[1], s1[2], s1[3]),
+    ]
 }

@@ -13,7 +13,7 @@
 //! tiles: 16 accumulators), and the output transform yields each output of 16 tiles as a
 //! vector, which two interleaves turn into 32 consecutive pixels of an output row: no gathers,
 //! scatters or transposes. The input and output transforms are [`super::avx512`]'s
-//! operations in its order; each product sums its input channels in order with fused
+//! (`input_tile`, `output_tile`); each product sums its input channels in order with fused
 //! multiply-adds, plus the bias, then the clamp (a ReLU, ReLU6 or Clip; the separate pass's
 //! bits). The products' order differs from the GEMM's, so the bits differ from the
 //! plane-wise path's, within Winograd's rounding.
@@ -23,6 +23,7 @@ use core::arch::x86::*;
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::*;
 
+use super::avx512::{input_tile, output_tile};
 use super::{Conv2dShape, ConvDims, XI};
 use crate::nn::depthwise::Clamp;
 
@@ -186,36 +187,15 @@ fn strip<const NJ: usize>(
                 row[2] = _mm512_permutex2var_ps(b0, even, b1);
                 row[3] = _mm512_permutex2var_ps(b0, odd, b1);
             }
-            let (sub, add) = (_mm512_sub_ps, _mm512_add_ps);
-            let mut r = [[zero; 4]; 4];
-            for q in 0..4 {
-                r[0][q] = sub(dp[0][q], dp[2][q]);
-                r[1][q] = add(dp[1][q], dp[2][q]);
-                r[2][q] = sub(dp[2][q], dp[1][q]);
-                r[3][q] = sub(dp[1][q], dp[3][q]);
-            }
-            for (i, ri) in r.iter().enumerate() {
-                let vals = [
-                    sub(ri[0], ri[2]),
-                    add(ri[1], ri[2]),
-                    sub(ri[2], ri[1]),
-                    sub(ri[1], ri[3]),
-                ];
-                for (q, val) in vals.into_iter().enumerate() {
-                    let xi = 4 * i + q;
-                    let dst = &mut v[((xi * c + k) * NJ + j) * LANES..][..LANES];
-                    // SAFETY: 16 elements of `dst`.
-                    unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), val) };
-                }
+            for (xi, val) in input_tile(&dp).into_iter().enumerate() {
+                let dst = &mut v[((xi * c + k) * NJ + j) * LANES..][..LANES];
+                // SAFETY: 16 elements of `dst`.
+                unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), val) };
             }
         }
     }
 
     let (clo, chi) = (_mm512_set1_ps(clamp.0), _mm512_set1_ps(clamp.1));
-    let (sum3, diff3) = (
-        |a, b, c| _mm512_add_ps(_mm512_add_ps(a, b), c),
-        |a, b, c| _mm512_sub_ps(_mm512_sub_ps(a, b), c),
-    );
     // Output columns of the strip inside the map.
     let col_end = (2 * (at.tx0 + at.nt)).min(ow);
     for o0 in (0..oc).step_by(OB) {
@@ -257,24 +237,7 @@ fn strip<const NJ: usize>(
                     // SAFETY: 16 elements of `src`.
                     *mv = unsafe { _mm512_loadu_ps(src.as_ptr()) };
                 }
-                let s0 = [
-                    sum3(mt[0], mt[4], mt[8]),
-                    sum3(mt[1], mt[5], mt[9]),
-                    sum3(mt[2], mt[6], mt[10]),
-                    sum3(mt[3], mt[7], mt[11]),
-                ];
-                let s1 = [
-                    diff3(mt[4], mt[8], mt[12]),
-                    diff3(mt[5], mt[9], mt[13]),
-                    diff3(mt[6], mt[10], mt[14]),
-                    diff3(mt[7], mt[11], mt[15]),
-                ];
-                let mut out = [
-                    sum3(s0[0], s0[1], s0[2]),
-                    diff3(s0[1], s0[2], s0[3]),
-                    sum3(s1[0], s1[1], s1[2]),
-                    diff3(s1[1], s1[2], s1[3]),
-                ];
+                let mut out = output_tile(&mt);
                 // max(lo, x) and min(hi, x) return `x` when it is NaN (the second operand)
                 // and keep −0.0 against a bound of 0.0: `clip`, as the activation pass.
                 for q in out.iter_mut() {
