@@ -6,7 +6,8 @@
 //! blocking cost too much on products of 49 or 196 columns (the im2col path ran these layers
 //! at 0.8–0.96× ONNX Runtime); on larger maps, small weight matrices stay in cache while
 //! tiles of pixels are taken one after the other. Maps of 13 vectors (14²) run as tiles of 4, 3, 3 and 3 vectors
-//! (4 × 6, 3 × 8 channels: about 24 accumulators each). The map's last vector is masked, but
+//! (4 × 6, 3 × 8 channels: about 24 accumulators each); 16 or 32 output channels (which tiles
+//! of 6 would cover with 12.5 % recomputed) take tiles of at most 3 vectors × 8 channels. The map's last vector is masked, but
 //! for 1–3 trailing pixels (7² = 3 vectors and 1), which are dot products of the weight rows
 //! with the pixels' input columns instead of a vector of 15 idle lanes. Channel tiles shift
 //! back to end at the last channel (their first channels recompute, identically, outputs
@@ -121,8 +122,15 @@ mod avx512 {
             0 => 0xffff,
             r => (1u32 << r) as __mmask16 - 1,
         };
-        // Tiles of at most MAX_P vectors, as even as they come (13 vectors: 4, 3, 3, 3).
-        let tiles = vectors.div_ceil(MAX_P);
+        // Tiles of at most MAX_P vectors, as even as they come (13 vectors: 4, 3, 3, 3); of at
+        // most 3 (8 channels each) where 6-channel tiles would recompute more than 5 % of the
+        // channels and 8-channel ones none (16 or 32 output channels: 12.5 %).
+        let max_p = if m % 8 == 0 && (m.div_ceil(6) * 6 - m) * 20 > m {
+            3
+        } else {
+            MAX_P
+        };
+        let tiles = vectors.div_ceil(max_p);
         let mut xt: Columns = [[0.0; DOT_MAX_K]; DOT_MAX_COLS];
         for b in 0..s.n {
             for g in 0..s.groups {
