@@ -18,8 +18,9 @@
 //! outputs past `out_h`/`out_w`.
 //!
 //! Where the CPU runs AVX-512, groups of 16 to 31 input channels (up to 64 on rows of at least
-//! 14 tiles) and a multiple of 8 output channels take another order instead (`fused`): strip by strip of up to 32 tiles along a
-//! row of tiles, transforms and products in the L1 cache, with a small workspace; [`conv`] and
+//! 14 tiles) and a multiple of 8 output channels (at most one block of `U`, [`oc_block`]) take
+//! another order instead (`fused`): strip by strip of up to 32 tiles along a row of tiles,
+//! transforms and products in the L1 cache, with a small workspace; [`conv`] and
 //! [`conv_prepared`] both do, so they still give the same bits.
 //!
 //! Rounding: the transforms add and subtract up to 9 values (the `½` of `G` is exact), so the
@@ -140,7 +141,7 @@ pub(crate) fn workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
     }
     let (c, oc, t) = (s.c_in / s.groups, s.c_out / s.groups, tiles(s, d)?);
     let p = Planes::new(c, oc, t)?;
-    if fused_runs(s, d) && oc_block(c, oc) == oc {
+    if fused_runs(s, d) {
         return checked_product(&[XI, p.u])?
             .checked_add(fused_len(c))
             .ok_or(Error::Overflow);
@@ -259,7 +260,7 @@ pub(crate) fn conv(
     let p = Planes::new(c, oc, t)?;
     let (u, rest) = ws.split_at_mut(XI * p.u);
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if fused_runs(s, d) && oc_block(c, oc) == oc {
+    if fused_runs(s, d) {
         // The strips of `conv_prepared`, on weights transformed here: the same bits.
         for g in 0..s.groups {
             transform_weights(&weights[g * oc * c * 9..][..oc * c * 9], c, oc, p.u, u);
@@ -337,12 +338,15 @@ fn fused_len(c: usize) -> usize {
 }
 
 /// Whether [`conv`] and [`conv_prepared`] run `s` (output `d`) through the strips of
-/// [`fused`] (x86-64-v4 active, [`fused::applies`]).
+/// [`fused`] (x86-64-v4 active, [`fused::applies`]), both alike: `conv` transforms all output
+/// channels of a group at once for them, so only where that is its block ([`oc_block`]).
 pub(crate) fn fused_runs(s: &Conv2dShape, d: &ConvDims) -> bool {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
         let (c, oc) = (s.c_in / s.groups.max(1), s.c_out / s.groups.max(1));
-        super::blocked::fast() && fused::applies(c, oc, d.out_w.div_ceil(2))
+        super::blocked::fast()
+            && fused::applies(c, oc, d.out_w.div_ceil(2))
+            && oc_block(c, oc) == oc
     }
     #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
     {

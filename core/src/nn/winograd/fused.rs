@@ -104,7 +104,6 @@ pub(super) fn conv(
             && y.len() >= s.n * s.c_out * d.out_h * d.out_w
             && ws.len() >= workspace_len(c)
             && bias.is_none_or(|b| b.len() >= (g + 1) * oc)
-            && s.w <= i32::MAX as usize / 4
     );
     for b in 0..s.n {
         for ty in 0..th {
