@@ -14,7 +14,7 @@ mod conv_reference;
 
 use common::Rng;
 
-use conv_reference::reference;
+use conv_reference::{assert_within, reference};
 use mvision_core::cpu::{self, Level};
 use mvision_core::nn::conv::{choose_method, conv2d, workspace_len, Conv2dShape, ConvMethod};
 
@@ -54,12 +54,7 @@ fn blocked_at_every_level() {
                 &mut ws,
             )
             .unwrap();
-            for (i, (&got, (&r, &m))) in out.iter().zip(want.iter().zip(&mag)).enumerate() {
-                assert!(
-                    (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
-                    "{level:?} {s:?}: out[{i}] = {got}, want {r}"
-                );
-            }
+            assert_within(&out, &want, &mag, eps, &format!("{level:?} {s:?}"));
             let chosen = choose_method(s, usize::MAX).unwrap();
             if level < Level::X86V3 {
                 assert_ne!(chosen, ConvMethod::Blocked, "{level:?} {s:?}");

@@ -20,7 +20,7 @@ mod conv_reference;
 
 use common::Rng;
 
-use conv_reference::reference;
+use conv_reference::{assert_within, reference, winograd_eps};
 use mvision_core::cpu::{self, Level};
 use mvision_core::nn::conv::{
     choose_method, conv2d, conv2d_winograd_prepared, winograd_prepare_weights,
@@ -89,9 +89,8 @@ fn winograd_at_every_level() {
             }
         }
         let (want, mag) = reference(&s, &x, &wts, Some(&bias));
-        // Winograd's rounding follows the transformed operands (a few times `x·w`): a loose
-        // bound, the exact transform being checked above.
-        let eps = f32::EPSILON as f64 * 16.0 * (d.k as f64 + 2.0);
+        // The exact transform is checked above; the outputs within Winograd's bound.
+        let eps = winograd_eps(d.k);
         // The first output of each GEMM path: [portable, gemm crate].
         let mut first: [Option<Vec<f32>>; 2] = [None, None];
         for &level in &levels {
@@ -113,12 +112,7 @@ fn winograd_at_every_level() {
                 &mut ws,
             )
             .unwrap();
-            for (j, (&got, (&r, &m))) in out.iter().zip(want.iter().zip(&mag)).enumerate() {
-                assert!(
-                    (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
-                    "{level:?} {s:?}: out[{j}] = {got}, want {r}"
-                );
-            }
+            assert_within(&out, &want, &mag, eps, &format!("{level:?} {s:?}"));
             // The transforms' arithmetic is the same at every level (the AVX-512 weight gather
             // and output scatter included), and so are the GEMMs of one path.
             let by_crate = cfg!(feature = "gemm-crate") && level >= cpu::detected();

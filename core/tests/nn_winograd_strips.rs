@@ -14,7 +14,7 @@ mod conv_reference;
 
 use common::Rng;
 
-use conv_reference::reference;
+use conv_reference::{assert_within, reference, winograd_eps};
 use mvision_core::cpu::{self, Level};
 use mvision_core::nn::conv::{
     choose_method, conv2d, conv2d_winograd_prepared, winograd_prepare_weights,
@@ -48,9 +48,7 @@ fn winograd_strips_match_the_reference_and_the_prepared_path() {
         let wts: Vec<f32> = (0..d.weight_len).map(|_| rng.f32_in(-1.0, 1.0)).collect();
         let bias: Vec<f32> = (0..oc).map(|_| rng.f32_in(-1.0, 1.0)).collect();
         let (want, mag) = reference(&s, &x, &wts, Some(&bias));
-        // The bound of `nn_winograd_levels` (Winograd's rounding follows the transformed
-        // operands).
-        let eps = f32::EPSILON as f64 * 16.0 * (d.k as f64 + 2.0);
+        let eps = winograd_eps(d.k);
 
         let mut ws = vec![f32::NAN; workspace_len(ConvMethod::Winograd, &s).unwrap()];
         let mut out = vec![f32::NAN; d.output_len];
@@ -64,12 +62,7 @@ fn winograd_strips_match_the_reference_and_the_prepared_path() {
             &mut ws,
         )
         .unwrap();
-        for (j, (&got, (&r, &m))) in out.iter().zip(want.iter().zip(&mag)).enumerate() {
-            assert!(
-                (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
-                "{s:?}: out[{j}] = {got}, want {r}"
-            );
-        }
+        assert_within(&out, &want, &mag, eps, &format!("{s:?}"));
 
         let mut u = vec![f32::NAN; winograd_weights_len(&s).unwrap()];
         winograd_prepare_weights(&s, &wts, &mut u).unwrap();
@@ -124,17 +117,12 @@ fn winograd_strips_on_random_shapes() {
         let wts: Vec<f32> = (0..d.weight_len).map(|_| rng.f32_in(-1.0, 1.0)).collect();
         let bias: Vec<f32> = (0..s.c_out).map(|_| rng.f32_in(-1.0, 1.0)).collect();
         let (want, mag) = reference(&s, &x, &wts, Some(&bias));
-        let eps = f32::EPSILON as f64 * 16.0 * (d.k as f64 + 2.0);
+        let eps = winograd_eps(d.k);
         let mut u = vec![f32::NAN; winograd_weights_len(&s).unwrap()];
         winograd_prepare_weights(&s, &wts, &mut u).unwrap();
         let mut ws = vec![f32::NAN; winograd_prepared_workspace_len(&s).unwrap()];
         let mut out = vec![f32::NAN; d.output_len];
         conv2d_winograd_prepared(&s, &x, &u, Some(&bias), &mut out, &mut ws).unwrap();
-        for (j, (&got, (&r, &m))) in out.iter().zip(want.iter().zip(&mag)).enumerate() {
-            assert!(
-                (got as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
-                "{s:?}: out[{j}] = {got}, want {r}"
-            );
-        }
+        assert_within(&out, &want, &mag, eps, &format!("{s:?}"));
     }
 }

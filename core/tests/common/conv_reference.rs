@@ -1,6 +1,7 @@
 //! The direct `f64` convolution reference of the conv tests (`nn_conv.rs`,
 //! `nn_conv_levels.rs`), written from the definition. Each test binary that needs it declares
-//! `#[path = "common/conv_reference.rs"] mod conv_reference;`.
+//! `#[path = "common/conv_reference.rs"] mod conv_reference;`, and uses what it needs of it.
+#![allow(dead_code)]
 
 use mvision_core::nn::conv::Conv2dShape;
 
@@ -50,4 +51,21 @@ pub fn reference(
         }
     }
     (out, mag)
+}
+
+/// Asserts that each `got[j]` is within `eps · mag[j]` (plus the least normal `f64`) of
+/// `want[j]`, with [`reference`]'s sums and magnitudes; `what` names the case.
+pub fn assert_within(got: &[f32], want: &[f64], mag: &[f64], eps: f64, what: &str) {
+    for (j, (&g, (&r, &m))) in got.iter().zip(want.iter().zip(mag)).enumerate() {
+        assert!(
+            (g as f64 - r).abs() <= eps * m + f64::MIN_POSITIVE,
+            "{what}: out[{j}] = {g}, want {r}"
+        );
+    }
+}
+
+/// The relative bound of Winograd F(2×2, 3×3) for `k` products per output: its rounding
+/// follows the transformed operands (a few times `x·w`), a loose bound.
+pub fn winograd_eps(k: usize) -> f64 {
+    f32::EPSILON as f64 * 16.0 * (k as f64 + 2.0)
 }
