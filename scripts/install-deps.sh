@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, and only what is missing: Debian packages (CMake,
-# pkg-config, C/C++ compilers, the aarch64 cross toolchain, PoCL's CPU OpenCL device), NVRTC
-# (PyPI wheel) and the Rust targets/components (bare-metal Cortex-M, aarch64 Linux, rustfmt,
-# clippy).
+# pkg-config, C/C++ compilers, the aarch64 cross toolchain and qemu-user to run its binaries,
+# PoCL's CPU OpenCL device), NVRTC (PyPI wheel) and the Rust targets/components (bare-metal
+# Cortex-M, aarch64 Linux, rustfmt, clippy).
 # Idempotent; safe to run on every test run.
 set -euo pipefail
 
@@ -14,6 +14,7 @@ have cc || need_apt+=(gcc)
 have c++ || need_apt+=(g++)
 have make || need_apt+=(make)
 have aarch64-linux-gnu-gcc || need_apt+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+have qemu-aarch64 || need_apt+=(qemu-user) # runs the aarch64 test binaries (no binfmt needed)
 have readelf || need_apt+=(binutils)
 [ -e /usr/lib/x86_64-linux-gnu/libOpenCL.so ] || need_apt+=(ocl-icd-opencl-dev)
 ls /etc/OpenCL/vendors/pocl*.icd >/dev/null 2>&1 || need_apt+=(pocl-opencl-icd)

@@ -89,6 +89,23 @@ step "CNN: AlexNet, SqueezeNet 1.1, ResNet-18, MobileNetV2 and MTCNN vs ONNX Run
 cargo build --release --locked -p mvision-cli
 bash scripts/nn-check.sh "$root/target/release/mvision"
 
+step "aarch64 (Jetson, Snapdragon) under qemu-user: the core's, C API's, runtime's, trackers' and converter's tests, the CLI's unit tests, and the CNN checks through the aarch64 CLI"
+# The boards run the NEON and portable paths that the x86 runs above never execute. CI is unset:
+# the cross sysroot has no libOpenCL, so the backend suites take their "backend unavailable"
+# path here (PoCL is required on the host run above). The CLI's integration tests spawn its
+# binary directly, which needs binfmt_misc; the CNN checks run it through a qemu wrapper instead.
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+aarch64=(--release --locked --target aarch64-unknown-linux-gnu)
+env -u CI cargo test "${aarch64[@]}" -p mvision-core -p mvision-ffi -p mvision-runtime \
+  -p mvision-track -p mvision-convert
+env -u CI cargo test "${aarch64[@]}" -p mvision-cli --bins
+cargo build "${aarch64[@]}" -p mvision-cli
+printf '#!/bin/sh\nexec qemu-aarch64 -L /usr/aarch64-linux-gnu "%s" "$@"\n' \
+  "$root/target/aarch64-unknown-linux-gnu/release/mvision" >"$root/build/mvision-aarch64"
+chmod +x "$root/build/mvision-aarch64"
+bash scripts/nn-check.sh "$root/build/mvision-aarch64"
+
 echo
 disk
 echo "all checks passed in $(( $(date +%s) - started )) s"
