@@ -18,11 +18,31 @@
 mod common;
 
 use common::Rng;
+use mvision_core::cpu::{self, Level};
 use mvision_core::nn::gemm::{
     gemm_pack_len, igemm_i8, sgemm, sgemm_naive, sgemm_portable, sgemm_tiled32, tiled32_work_len,
     Order, Transpose, IGEMM_I8_MAX_K, KC, MC, MR, NC, NR,
 };
 use mvision_core::Error;
+
+/// [`sgemm`]'s signature (it and [`sgemm_portable`]).
+type Sgemm = fn(
+    Order,
+    Transpose,
+    Transpose,
+    usize,
+    usize,
+    usize,
+    f32,
+    &[f32],
+    usize,
+    &[f32],
+    usize,
+    f32,
+    &mut [f32],
+    usize,
+    &mut [f32],
+) -> mvision_core::Result<()>;
 
 /// The seven (M, N, K) GEMMs of FastPoorNet's conv layers (seed 000).
 const FASTPOORNET: [(usize, usize, usize); 7] = [
@@ -136,8 +156,25 @@ impl Case {
 
     /// Runs `sgemm` in the given layout and checks every element and every gap of C.
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)]
     fn check(
         &self,
+        order: Order,
+        ta: Transpose,
+        tb: Transpose,
+        pad: usize,
+        alpha: f32,
+        beta: f32,
+        nan_c: bool,
+    ) {
+        self.check_with(sgemm, order, ta, tb, pad, alpha, beta, nan_c);
+    }
+
+    /// [`Case::check`] of `gemm` (`sgemm` or `sgemm_portable`).
+    #[allow(clippy::too_many_arguments)]
+    fn check_with(
+        &self,
+        gemm: Sgemm,
         order: Order,
         ta: Transpose,
         tb: Transpose,
@@ -156,7 +193,7 @@ impl Case {
         };
         let (mut c, ldc) = store(&c_init, m, n, order, Transpose::No, pad + 2, SENTINEL);
         let mut pack = vec![GARBAGE; gemm_pack_len(m, n, k)];
-        sgemm(
+        gemm(
             order, ta, tb, m, n, k, alpha, &a, lda, &b, ldb, beta, &mut c, ldc, &mut pack,
         )
         .unwrap();
@@ -233,6 +270,37 @@ fn small_and_prime_shapes_all_layouts_and_scalars() {
             }
         }
     }
+}
+
+/// The core's own path at every instruction-set level this CPU has (each runs its own
+/// micro-kernel, `gemm::kernel_at`: on x86 the 12 × 32 AVX-512, 6 × 16 AVX2 + FMA and
+/// portable ones), on shapes around each kernel's tile, every layout and scalar case. Other
+/// tests of this binary may run meanwhile at whichever level is set: they check tolerances only.
+#[test]
+fn every_level_and_kernel_tile_edge() {
+    let mut rng = Rng::new(0x6e6e_6765_6d6d_0003);
+    let shapes = [
+        (6, 16, 3),
+        (7, 17, 5),
+        (12, 32, KC + 1),
+        (13, 33, 9),
+        (25, 65, 2),
+        (11, 31, 40),
+        (5, 7, 1),
+    ];
+    let detected = cpu::detected();
+    for level in Level::ALL.into_iter().filter(|&l| l <= detected) {
+        cpu::set_cap(level);
+        for &(m, n, k) in &shapes {
+            let case = Case::new(&mut rng, m, n, k);
+            for (order, ta, tb) in LAYOUTS {
+                for (alpha, beta, nan_c) in SCALARS {
+                    case.check_with(sgemm_portable, order, ta, tb, 1, alpha, beta, nan_c);
+                }
+            }
+        }
+    }
+    cpu::set_cap(Level::X86V4);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The level cap reaches the `gemm` crate path: while a caller caps the instruction-set level
 //! below the CPU's (`cpu::set_cap`, as `MVISION_CPU` and `mv_cpu_set_max_level` do), [`sgemm`]
 //! must not hand products to the crate, which would pick AVX-512 on its own; it runs the
-//! portable path, so its result equals [`sgemm_portable`]'s bit for bit. Uncapped, the crate
+//! core's own path with the capped level's micro-kernel, so its result equals
+//! [`sgemm_portable`]'s at the same cap bit for bit. Uncapped, the crate
 //! path runs and (with fused multiply-adds and another blocking) rounds differently, which this
 //! test also checks so that the comparison means something. One test in its own file: the cap
 //! is process-wide.
@@ -62,6 +63,8 @@ fn a_capped_level_keeps_sgemm_off_the_gemm_crate() {
         for cap in Level::ALL.into_iter().filter(|&l| l < detected) {
             cpu::set_cap(cap);
             let capped = run(false, m, n, k, &a, &b);
+            // The core's own path at the same cap (its micro-kernel depends on the level).
+            let portable = run(true, m, n, k, &a, &b);
             cpu::set_cap(Level::X86V4);
             assert!(
                 capped == portable,

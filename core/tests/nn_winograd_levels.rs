@@ -6,9 +6,9 @@
 //! channels' patch elements, partial channel groups masked, padding of 0–2 on each side, and
 //! its output transform scattering to 16 channel planes per vector, partial tiles included)
 //! agrees with a double-precision reference, gives the same bits at every level, and its
-//! prepared variant the same bits as it. With the `gemm-crate` feature the GEMMs of the CPU's
-//! own level go to the `gemm` crate and those of capped levels to the portable GEMM (the crate
-//! cannot be capped), so the bits agree within each of those two groups of levels.
+//! prepared variant the same bits as it, wherever the GEMMs run the same micro-kernel
+//! (`gemm::kernel_at`: AVX-512, AVX2 + FMA or portable). With the `gemm-crate` feature the GEMMs
+//! of the CPU's own level go to the `gemm` crate (it cannot be capped), a path of its own.
 //!
 //! One `#[test]` in its own binary: the level cap is process-wide.
 
@@ -26,6 +26,7 @@ use mvision_core::nn::conv::{
     choose_method, conv2d, conv2d_winograd_prepared, winograd_prepare_weights,
     winograd_prepared_workspace_len, winograd_weights_len, workspace_len, Conv2dShape, ConvMethod,
 };
+use mvision_core::nn::gemm::{kernel_at, Kernel};
 
 /// `G g Gᵀ` of one 3×3 kernel (row-major), `ξ = 4·row + column`, in `f32` with the module's
 /// operations in its order: rows `a`, `½((a + b) + c)`, `½((a − b) + c)`, `c` of `G g`, then
@@ -91,8 +92,8 @@ fn winograd_at_every_level() {
         let (want, mag) = reference(&s, &x, &wts, Some(&bias));
         // The exact transform is checked above; the outputs within Winograd's bound.
         let eps = winograd_eps(d.k);
-        // The first output of each GEMM path: [portable, gemm crate].
-        let mut first: [Option<Vec<f32>>; 2] = [None, None];
+        // The first output of each GEMM path: the gemm crate, or the core's own kernel.
+        let mut first: Vec<(Option<Kernel>, Vec<f32>)> = Vec::new();
         for &level in &levels {
             cpu::set_cap(level);
             let mut u = vec![f32::NAN; want_u.len()];
@@ -116,7 +117,11 @@ fn winograd_at_every_level() {
             // The transforms' arithmetic is the same at every level (the AVX-512 weight gather
             // and output scatter included), and so are the GEMMs of one path.
             let by_crate = cfg!(feature = "gemm-crate") && level >= cpu::detected();
-            let first = first[usize::from(by_crate)].get_or_insert_with(|| out.clone());
+            let path = (!by_crate).then(|| kernel_at(level));
+            if !first.iter().any(|(p, _)| *p == path) {
+                first.push((path, out.clone()));
+            }
+            let (_, first) = first.iter().find(|(p, _)| *p == path).unwrap();
             for (j, (&a, &b)) in out.iter().zip(first.iter()).enumerate() {
                 assert_eq!(
                     a.to_bits(),

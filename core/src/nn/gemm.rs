@@ -7,24 +7,24 @@
 //! dimension and `MC` rows of `A`; each `KC × NC` panel of `B` and `MC × KC` block of `A` is
 //! copied ("packed") into the caller's `pack` buffer as slivers `NR` columns wide / `MR` rows
 //! high, zero-padded at the edges, so that the register micro-kernel streams both
-//! from contiguous memory and never branches on the edge. The micro-kernel keeps an `MR × NR`
-//! tile of `C` in an `[[f32; NR]; MR]` array that LLVM unrolls and keeps in vector registers;
-//! `MR`, `NR` and the block sizes are chosen per target at compile time (see the constants).
-//! That portable kernel vectorises for SSE2 and NEON and runs as scalar code on FPU-only
-//! microcontrollers. Builds with AVX and FMA enabled (`-C target-cpu=x86-64-v3` or `native`)
-//! use an explicit 6×16 FMA kernel instead (`Micro::avx_fma`; with the `gemm` crate call, the
-//! only `unsafe` here): LLVM does not fuse multiply-adds on its own, and on AVX-512 it
-//! vectorises the portable kernel badly (gathers, ~3 GFLOP/s). The portable kernel is
-//! unit-tested against it.
+//! from contiguous memory and never branches on the edge. On x86 the micro-kernel is chosen at
+//! run time by the active instruction-set level ([`kernel_at`], [`crate::cpu`]), in `no_std`
+//! builds too: a 12 × 32 AVX-512 kernel (24 accumulators; tiles at the edge of `C` sum only
+//! their used rows and columns, and products of at most 208 rows read a row-major
+//! `B` in place instead of packing it) at x86-64-v4, a 6 × 16 AVX2 + FMA kernel at x86-64-v3,
+//! and below them the build's own: an `[[f32; NR]; MR]` loop that LLVM unrolls and keeps in
+//! vector registers (SSE2, NEON, scalar on FPU-only microcontrollers), or the 6 × 16 FMA kernel
+//! where the build itself enables AVX and FMA (LLVM does not fuse multiply-adds on its own).
+//! This is the path `libmvision` runs: it allocates nothing.
 //!
 //! With the `gemm-crate` feature (std builds), products of at least [`GEMM_CRATE_MIN_FLOP`]
 //! multiply-adds are handed to the [`gemm`](https://crates.io/crates/gemm) crate, which picks
-//! AVX-512, AVX2+FMA or NEON kernels at run time and beats this portable code by several times
-//! on a desktop CPU (see BENCHMARKS.md); it allocates its own packing memory, so that path is not
-//! allocation-free. The argument checks, errors and results (up to rounding) are the same on
+//! AVX-512, AVX2+FMA or NEON kernels at run time and still beats the core's own kernels on some
+//! shapes (see BENCHMARKS.md); it allocates its own packing memory, so that path is not
+//! allocation-free (the CLI takes it; `libmvision` does not). The argument checks, errors and results (up to rounding) are the same on
 //! both paths. The crate cannot be told to stay below an instruction set, so while a caller
 //! caps the level below the CPU's ([`crate::cpu::set_cap`], `MVISION_CPU`,
-//! `mv_cpu_set_max_level`) every product takes the portable path, as [`sgemm_portable`].
+//! `mv_cpu_set_max_level`) every product takes the core's own path, as [`sgemm_portable`].
 //!
 //! **β = 0** follows the reference BLAS: `C` is then write-only, so NaN or infinity already in
 //! `C` does not propagate. **α = 0 or k = 0** scales `C` by β without reading `A` or `B`.
@@ -86,9 +86,19 @@ mod block {
     pub const NR: usize = 4;
 }
 
+/// Rows of the largest register tile of `C` on this target: the packed slivers of `A` are at
+/// most this high (on x86 the AVX-512 micro-kernel's 12; the build's own kernel may be lower).
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+pub const MR: usize = 12;
+/// Columns of the largest register tile of `C` on this target: the packed slivers of `B` are at
+/// most this wide (on x86 the AVX-512 micro-kernel's 32).
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+pub const NR: usize = 32;
 /// Rows of the register tile of `C` (the micro-kernel's height) on this target.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
 pub const MR: usize = block::MR;
 /// Columns of the register tile of `C` (the micro-kernel's width) on this target.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
 pub const NR: usize = block::NR;
 
 /// Inner-dimension block: one packed sliver of A and of B (`MR·KC + KC·NR` floats) fits L1.
@@ -120,6 +130,18 @@ pub const NC: usize = 64;
 /// crate costs ≈ 0.27 µs even for a 4³ product (the portable path 0.11 µs), the two are equal at
 /// 8³–12³, and the crate is 3× faster from 16³ on.
 pub const GEMM_CRATE_MIN_FLOP: u64 = 12 * 12 * 12;
+
+// Every kernel's slivers tile the blocks: MC and NC are multiples of each kernel's height and
+// width (the build's own, and on x86 the run-time 6 × 16 and 12 × 32 ones).
+const _: () = assert!(
+    MC.is_multiple_of(MR)
+        && MC.is_multiple_of(block::MR)
+        && NC.is_multiple_of(NR)
+        && NC.is_multiple_of(block::NR)
+);
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+const _: () = assert!(MC.is_multiple_of(6) && NC.is_multiple_of(16));
+const _: () = assert!(MR >= block::MR && NR >= block::NR);
 
 /// Length in `f32` elements of the `pack` buffer that [`sgemm`] needs for an `m × n × k` product:
 /// one packed `min(m, MC) × min(k, KC)` block of A and one `min(k, KC) × min(n, NC)` panel of B,
@@ -330,28 +352,163 @@ fn gemm_strided(
         crate_gemm(m, n, k, alpha, a, sa, b, sb, beta, c, sc);
         return;
     }
-    let (a_pack, b_pack) = pack.split_at_mut(round_up(min(m, MC), MR) * min(k, KC));
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+    {
+        let level = crate::cpu::active();
+        if level >= crate::cpu::Level::X86V4 {
+            // SAFETY: x86-64-v4 is active: AVX-512 F, AVX2 and FMA are supported (`cpu::detect`).
+            #[allow(unsafe_code)]
+            unsafe {
+                x86::gemm_avx512(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack)
+            };
+            return;
+        }
+        if level >= crate::cpu::Level::X86V3 {
+            // SAFETY: x86-64-v3 is active: AVX2 and FMA are supported (`cpu::detect`).
+            #[allow(unsafe_code)]
+            unsafe {
+                x86::gemm_fma(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack)
+            };
+            return;
+        }
+    }
+    // SAFETY: `Built` needs only the build's own instruction set.
+    #[allow(unsafe_code)]
+    unsafe {
+        blis::<{ block::MR }, { block::NR }, Built>(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack)
+    };
+}
+
+/// The micro-kernel [`sgemm`]'s own path runs at `level` on this target: on x86 the 12 × 32
+/// AVX-512 kernel at x86-64-v4, the 6 × 16 AVX2 + FMA kernel at x86-64-v3, below them the
+/// build's own ([`MR`] × [`NR`] or smaller, portable unless the build enables AVX and FMA).
+/// Kernels sum each product in the same order; they differ in rounding only where one fuses
+/// the multiply-add and another does not.
+pub fn kernel_at(level: crate::cpu::Level) -> Kernel {
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+    {
+        if level >= crate::cpu::Level::X86V4 {
+            return Kernel::Avx512;
+        }
+        if level >= crate::cpu::Level::X86V3 || AVX_FMA {
+            return Kernel::Fma;
+        }
+    }
+    let _ = level;
+    Kernel::Portable
+}
+
+/// A register micro-kernel of [`sgemm`]'s own path ([`kernel_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// Fixed-size loops that LLVM vectorises for the build's instruction set (separate
+    /// multiply and add).
+    Portable,
+    /// x86: 6 × 16 with AVX2 fused multiply-adds (two 8-lane rows of `B`, six broadcasts).
+    Fma,
+    /// x86: 12 × 32 with AVX-512 fused multiply-adds (two 16-lane rows of `B`, twelve
+    /// broadcasts, 24 accumulators).
+    Avx512,
+}
+
+/// A register micro-kernel: the `R × C` tile `acc[i][j] = Σ_p a[p·R + i]·b[p·C + j]` over
+/// packed slivers (their common length).
+#[allow(unsafe_code)]
+trait Tile<const R: usize, const C: usize> {
+    /// The tile; only its first `rows` rows and `cols` columns are used (the rest are the
+    /// slivers' zero padding), so a kernel may leave the others unsummed.
+    ///
+    /// # Safety
+    /// The kernel's instruction set is enabled where it is called.
+    unsafe fn run(a: &[f32], b: &[f32], ldb: usize, rows: usize, cols: usize) -> [[f32; C]; R];
+
+    /// Whether [`Tile::run`] takes `B` in place (step `p` at `b[p·ldb ..]`, `ldb` any): then
+    /// products of few rows ([`DIRECT_B_MAX_M`]) skip packing `B`, which they would read only
+    /// once or twice. Otherwise `ldb` is always `C` (packed slivers).
+    const DIRECT_B: bool = false;
+}
+
+/// Most rows of `op(A)` for which a kernel that can ([`Tile::DIRECT_B`]) reads a row-major
+/// `op(B)` in place instead of packing it: each element of `B` is then used by at most 18
+/// slivers of `A`, and copying it first cost more than it saved. Measured with the AVX-512
+/// kernel on Winograd's products (16 and 49 rows of tiles against up to 512 × 512 weights),
+/// libmvision without the `gemm` crate, ResNet-18 / AlexNet forward in ms: packed always
+/// 18.9 / 12.5, in place up to 24 rows 15.8 / 12.2, 64 rows 15.6 / 11.9, 208 rows 15.4 / 11.4
+/// (BENCHMARKS.md, twentieth session).
+const DIRECT_B_MAX_M: usize = 208;
+
+/// The build's own kernel ([`Micro::run`]).
+struct Built;
+
+#[allow(unsafe_code)]
+impl Tile<{ block::MR }, { block::NR }> for Built {
+    #[inline(always)]
+    unsafe fn run(
+        a: &[f32],
+        b: &[f32],
+        _: usize,
+        _: usize,
+        _: usize,
+    ) -> [[f32; block::NR]; block::MR] {
+        Micro::run(a, b)
+    }
+}
+
+/// The Goto/BLIS loops around micro-kernel `T` (`R × C` slivers): `NC` columns of `B`, `KC` of
+/// the inner dimension, `MC` rows of `A`, each block packed into `pack` (which holds
+/// [`gemm_pack_len`] elements: `R ≤ MR`, `C ≤ NR`).
+///
+/// # Safety
+/// `T`'s instruction set is enabled in the caller (`#[inline(always)]`: compiled into each
+/// entry point with its target features).
+#[inline(always)]
+#[allow(clippy::too_many_arguments, unsafe_code)]
+unsafe fn blis<const R: usize, const C: usize, T: Tile<R, C>>(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: &[f32],
+    sa: Strides,
+    b: &[f32],
+    sb: Strides,
+    beta: f32,
+    c: &mut [f32],
+    sc: Strides,
+    pack: &mut [f32],
+) {
+    let (a_pack, b_pack) = pack.split_at_mut(round_up(min(m, MC), R) * min(k, KC));
+    let direct = T::DIRECT_B && sb.cs == 1 && m <= DIRECT_B_MAX_M;
     for jc in (0..n).step_by(NC) {
         let nc = min(NC, n - jc);
         for pc in (0..k).step_by(KC) {
             let kc = min(KC, k - pc);
-            pack_b(b, sb, pc, jc, kc, nc, b_pack);
+            let b_src = if direct {
+                BSource::Direct { b, sb, pc }
+            } else {
+                pack_b::<C>(b, sb, pc, jc, kc, nc, b_pack);
+                BSource::Packed
+            };
             for ic in (0..m).step_by(MC) {
                 let mc = min(MC, m - ic);
-                pack_a(a, sa, ic, pc, mc, kc, a_pack);
-                macro_kernel(
-                    mc,
-                    nc,
-                    kc,
-                    alpha,
-                    a_pack,
-                    b_pack,
-                    if pc == 0 { Some(beta) } else { None },
-                    c,
-                    sc,
-                    ic,
-                    jc,
-                );
+                pack_a::<R>(a, sa, ic, pc, mc, kc, a_pack);
+                // SAFETY: the caller's contract.
+                unsafe {
+                    macro_kernel::<R, C, T>(
+                        mc,
+                        nc,
+                        kc,
+                        alpha,
+                        a_pack,
+                        b_src,
+                        b_pack,
+                        if pc == 0 { Some(beta) } else { None },
+                        c,
+                        sc,
+                        ic,
+                        jc,
+                    )
+                };
             }
         }
     }
@@ -371,7 +528,16 @@ fn scale(m: usize, n: usize, beta: f32, c: &mut [f32], sc: Strides) {
 /// at `s·MR·kc + p·MR + i`; rows past `mc` are zero. Contiguous rows or columns of `op(A)` are
 /// read as slices: a general strided loop is vectorised by LLVM into gathers and scatters on
 /// AVX-512, ten times slower than these copies.
-fn pack_a(a: &[f32], sa: Strides, ic: usize, pc: usize, mc: usize, kc: usize, out: &mut [f32]) {
+#[inline(always)]
+fn pack_a<const MR: usize>(
+    a: &[f32],
+    sa: Strides,
+    ic: usize,
+    pc: usize,
+    mc: usize,
+    kc: usize,
+    out: &mut [f32],
+) {
     for (s, sliver) in out
         .chunks_exact_mut(MR * kc)
         .take(mc.div_ceil(MR))
@@ -412,7 +578,16 @@ fn pack_a(a: &[f32], sa: Strides, ic: usize, pc: usize, mc: usize, kc: usize, ou
 /// Packs `op(B)[pc..pc+kc, jc..jc+nc]` as slivers of `NR` columns: sliver `s`, row `p`, column
 /// `j` at `s·NR·kc + p·NR + j`; columns past `nc` are zero. Contiguous rows or columns are read
 /// as slices, as in [`pack_a`].
-fn pack_b(b: &[f32], sb: Strides, pc: usize, jc: usize, kc: usize, nc: usize, out: &mut [f32]) {
+#[inline(always)]
+fn pack_b<const NR: usize>(
+    b: &[f32],
+    sb: Strides,
+    pc: usize,
+    jc: usize,
+    kc: usize,
+    nc: usize,
+    out: &mut [f32],
+) {
     for (s, sliver) in out
         .chunks_exact_mut(NR * kc)
         .take(nc.div_ceil(NR))
@@ -450,30 +625,60 @@ fn pack_b(b: &[f32], sb: Strides, pc: usize, jc: usize, kc: usize, nc: usize, ou
     }
 }
 
+/// Where [`macro_kernel`] finds the slivers of `B`.
+#[derive(Clone, Copy)]
+enum BSource<'a> {
+    /// Packed into the `pack` buffer by [`pack_b`].
+    Packed,
+    /// In place: `op(B)` row-major (`sb.cs == 1`), the block's rows from `pc`.
+    Direct {
+        /// `op(B)`'s storage.
+        b: &'a [f32],
+        /// Its strides.
+        sb: Strides,
+        /// First row of the block.
+        pc: usize,
+    },
+}
+
 /// One `mc × nc` block of C from packed A and B: every `MR × NR` tile by the micro-kernel, then
 /// written back. `beta` is `Some` for the first `KC` block (C ← α·AB + β·C), `None` after
 /// (C ← C + α·AB).
-#[allow(clippy::too_many_arguments)]
-fn macro_kernel(
+///
+/// # Safety
+/// `T`'s instruction set is enabled in the caller.
+#[inline(always)]
+#[allow(clippy::too_many_arguments, unsafe_code)]
+unsafe fn macro_kernel<const MR: usize, const NR: usize, T: Tile<MR, NR>>(
     mc: usize,
     nc: usize,
     kc: usize,
     alpha: f32,
     a_pack: &[f32],
-    b_pack: &[f32],
+    b_src: BSource<'_>,
+    b_pack: &mut [f32],
     beta: Option<f32>,
     c: &mut [f32],
     sc: Strides,
     ic: usize,
     jc: usize,
 ) {
-    for (s_b, b_sliver) in b_pack
-        .chunks_exact(NR * kc)
-        .take(nc.div_ceil(NR))
-        .enumerate()
-    {
+    for s_b in 0..nc.div_ceil(NR) {
         let j0 = s_b * NR;
         let cols = min(NR, nc - j0);
+        let (b_sliver, ldb): (&[f32], usize) = match b_src {
+            BSource::Packed => (&b_pack[s_b * NR * kc..][..NR * kc], NR),
+            BSource::Direct { b, sb, pc } if cols == NR => {
+                // Row `p` of the sliver at `(pc + p)·rs + jc + j0`, its NR columns contiguous.
+                let start = pc * sb.rs + jc + j0;
+                (&b[start..start + (kc - 1) * sb.rs + NR], sb.rs)
+            }
+            BSource::Direct { b, sb, pc } => {
+                // A last, narrower sliver: packed (zero-padded), as it may end the buffer.
+                pack_b::<NR>(b, sb, pc, jc + j0, kc, cols, b_pack);
+                (&b_pack[..NR * kc], NR)
+            }
+        };
         for (s_a, a_sliver) in a_pack
             .chunks_exact(MR * kc)
             .take(mc.div_ceil(MR))
@@ -481,7 +686,8 @@ fn macro_kernel(
         {
             let i0 = s_a * MR;
             let rows = min(MR, mc - i0);
-            let acc = Micro::run(a_sliver, b_sliver);
+            // SAFETY: the caller's contract.
+            let acc = unsafe { T::run(a_sliver, b_sliver, ldb, rows, cols) };
             let base = (ic + i0) * sc.rs + (jc + j0) * sc.cs;
             for (i, acc_row) in acc.iter().enumerate().take(rows) {
                 let row = base + i * sc.rs;
@@ -536,7 +742,7 @@ impl Micro {
     /// `acc[i][j] = Σ_p a[p·MR + i] · b[p·NR + j]` over the slivers' common length: the explicit
     /// AVX + FMA kernel where the build enables both, the portable one elsewhere.
     #[inline(always)]
-    pub(crate) fn run(a: &[f32], b: &[f32]) -> [[f32; NR]; MR] {
+    pub(crate) fn run(a: &[f32], b: &[f32]) -> [[f32; block::NR]; block::MR] {
         if AVX_FMA {
             #[cfg(all(
                 any(target_arch = "x86_64", target_arch = "x86"),
@@ -552,7 +758,9 @@ impl Micro {
     /// counts. (On AVX-512 builds LLVM vectorises its `p` loop as an in-order reduction with
     /// gathers, ten times slower, which is one reason those builds take `Micro::avx_fma`.)
     #[inline(always)]
-    pub(crate) fn portable(a: &[f32], b: &[f32]) -> [[f32; NR]; MR] {
+    pub(crate) fn portable(a: &[f32], b: &[f32]) -> [[f32; block::NR]; block::MR] {
+        const MR: usize = block::MR;
+        const NR: usize = block::NR;
         let mut acc = [[0.0f32; NR]; MR];
         for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
             // Copies into fixed-size arrays: every loop below then has a constant trip count,
@@ -568,9 +776,8 @@ impl Micro {
         acc
     }
 
-    /// The explicit x86 kernel for `MR × NR = 6 × 16`: two 8-lane rows of B, six broadcasts of
-    /// A, twelve fused multiply-adds per step, the twelve accumulators in registers. Results
-    /// differ from [`Micro::portable`] only by FMA's single rounding.
+    /// The explicit x86 kernel for `6 × 16` ([`x86::fma_6x16`]) in builds that enable AVX and
+    /// FMA. Results differ from [`Micro::portable`] only by FMA's single rounding.
     #[cfg(all(
         any(target_arch = "x86_64", target_arch = "x86"),
         target_feature = "avx",
@@ -578,26 +785,46 @@ impl Micro {
     ))]
     #[inline(always)]
     #[allow(unsafe_code)]
-    pub(crate) fn avx_fma(a: &[f32], b: &[f32]) -> [[f32; NR]; MR] {
-        #[cfg(target_arch = "x86")]
-        use core::arch::x86::*;
-        #[cfg(target_arch = "x86_64")]
-        use core::arch::x86_64::*;
-        const _: () = assert!(MR == 6 && NR == 16);
-        let steps = (a.len() / MR).min(b.len() / NR);
-        let mut out = [[0.0f32; NR]; MR];
-        // SAFETY: AVX and FMA are enabled for the whole build (the cfg above). For `p < steps`
-        // the loads read `a[p·MR .. p·MR + MR]` (six scalars) and `b[p·NR .. p·NR + 16]` (two
-        // unaligned 8-lane loads), inside both slices because `steps·MR ≤ a.len()` and
-        // `steps·NR ≤ b.len()`; the stores write the 16 floats of each `out` row.
+    pub(crate) fn avx_fma(a: &[f32], b: &[f32]) -> [[f32; block::NR]; block::MR] {
+        // SAFETY: AVX and FMA are enabled for the whole build (the cfg above).
+        unsafe { x86::fma_6x16(a, b) }
+    }
+}
+
+/// The x86 micro-kernels chosen at run time ([`kernel_at`]) and their entry points.
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+#[allow(unsafe_code)]
+mod x86 {
+    #[cfg(target_arch = "x86")]
+    use core::arch::x86::*;
+    #[cfg(target_arch = "x86_64")]
+    use core::arch::x86_64::*;
+
+    use super::{blis, Strides, Tile};
+
+    /// The 6 × 16 AVX2 + FMA tile: two 8-lane rows of B, six broadcasts of A, twelve fused
+    /// multiply-adds per step, the twelve accumulators in registers.
+    ///
+    /// # Safety
+    /// AVX and FMA are enabled in the caller.
+    #[inline(always)]
+    pub(super) unsafe fn fma_6x16(a: &[f32], b: &[f32]) -> [[f32; 16]; 6] {
+        const R: usize = 6;
+        const C: usize = 16;
+        let steps = (a.len() / R).min(b.len() / C);
+        let mut out = [[0.0f32; C]; R];
+        // SAFETY: for `p < steps` the loads read `a[p·6 .. p·6 + 6]` (six scalars) and
+        // `b[p·16 .. p·16 + 16]` (two unaligned 8-lane loads), inside both slices because
+        // `steps·6 ≤ a.len()` and `steps·16 ≤ b.len()`; the stores write the 16 floats of each
+        // `out` row. The caller enables AVX and FMA.
         unsafe {
-            let mut c = [[_mm256_setzero_ps(); 2]; MR];
+            let mut c = [[_mm256_setzero_ps(); 2]; R];
             let (pa, pb) = (a.as_ptr(), b.as_ptr());
             for p in 0..steps {
-                let b0 = _mm256_loadu_ps(pb.add(p * NR));
-                let b1 = _mm256_loadu_ps(pb.add(p * NR + 8));
+                let b0 = _mm256_loadu_ps(pb.add(p * C));
+                let b1 = _mm256_loadu_ps(pb.add(p * C + 8));
                 for (i, ci) in c.iter_mut().enumerate() {
-                    let ai = _mm256_broadcast_ss(&*pa.add(p * MR + i));
+                    let ai = _mm256_broadcast_ss(&*pa.add(p * R + i));
                     ci[0] = _mm256_fmadd_ps(ai, b0, ci[0]);
                     ci[1] = _mm256_fmadd_ps(ai, b1, ci[1]);
                 }
@@ -608,6 +835,166 @@ impl Micro {
             }
         }
         out
+    }
+
+    /// The 6 × 16 AVX2 + FMA kernel.
+    struct Fma;
+
+    impl Tile<6, 16> for Fma {
+        #[inline(always)]
+        unsafe fn run(a: &[f32], b: &[f32], _: usize, _: usize, _: usize) -> [[f32; 16]; 6] {
+            // SAFETY: the trait's contract (AVX2 and FMA enabled).
+            unsafe { fma_6x16(a, b) }
+        }
+    }
+
+    /// The 12 × 32 AVX-512 kernel: two 16-lane rows of B, twelve broadcasts of A, 24 fused
+    /// multiply-adds per step into 24 accumulators (27 of the 32 registers in use). A tile at
+    /// the edge of `C` sums only its first 4 or 8 rows and its first 16 columns where the rest
+    /// are padding (so 16 rows cost 12 + 4, not 24; Winograd's 7 × 7 maps have 16 tiles).
+    struct Avx512;
+
+    /// Rows of the AVX-512 kernel's slivers of A.
+    const R512: usize = 12;
+    /// Columns of the AVX-512 kernel's slivers of B.
+    const C512: usize = 32;
+
+    /// The first `RU` rows and `16·V` columns of the AVX-512 tile (the rest stay zero).
+    ///
+    /// # Safety
+    /// AVX-512 F is enabled in the caller; `RU ≤ 12`, `V ≤ 2`.
+    #[inline(always)]
+    unsafe fn avx512_part<const RU: usize, const V: usize>(
+        a: &[f32],
+        b: &[f32],
+        ldb: usize,
+    ) -> [[f32; C512]; R512] {
+        let steps = a.len() / R512;
+        assert!(steps == 0 || (ldb >= C512 && b.len() >= (steps - 1) * ldb + C512));
+        let mut out = [[0.0f32; C512]; R512];
+        // SAFETY: for `p < steps` the loads read `a[p·12 + i]` for `i < RU ≤ 12` and
+        // `b[p·ldb .. p·ldb + 16·V]` (V ≤ 2 unaligned 16-lane loads), inside both slices
+        // because `steps·12 ≤ a.len()` and `(steps − 1)·ldb + 32 ≤ b.len()` (asserted); the
+        // stores write 16·V ≤ 32 floats of rows `i < RU ≤ 12` of `out`. The caller enables
+        // AVX-512 F.
+        unsafe {
+            let mut c = [[_mm512_setzero_ps(); V]; RU];
+            let (pa, pb) = (a.as_ptr(), b.as_ptr());
+            for p in 0..steps {
+                let bv: [__m512; V] =
+                    core::array::from_fn(|v| _mm512_loadu_ps(pb.add(p * ldb + 16 * v)));
+                for (i, ci) in c.iter_mut().enumerate() {
+                    let ai = _mm512_set1_ps(*pa.add(p * R512 + i));
+                    for (acc, &bj) in ci.iter_mut().zip(&bv) {
+                        *acc = _mm512_fmadd_ps(ai, bj, *acc);
+                    }
+                }
+            }
+            for (row, ci) in out.iter_mut().zip(&c) {
+                for (v, &acc) in ci.iter().enumerate() {
+                    _mm512_storeu_ps(row.as_mut_ptr().add(16 * v), acc);
+                }
+            }
+        }
+        out
+    }
+
+    impl Tile<R512, C512> for Avx512 {
+        #[inline(always)]
+        unsafe fn run(
+            a: &[f32],
+            b: &[f32],
+            ldb: usize,
+            rows: usize,
+            cols: usize,
+        ) -> [[f32; C512]; R512] {
+            // SAFETY (every call): the trait's contract (AVX-512 F enabled); RU ≤ 12, V ≤ 2.
+            match (rows, cols > 16) {
+                (0..=4, false) => unsafe { avx512_part::<4, 1>(a, b, ldb) },
+                (0..=4, true) => unsafe { avx512_part::<4, 2>(a, b, ldb) },
+                (5..=8, false) => unsafe { avx512_part::<8, 1>(a, b, ldb) },
+                (5..=8, true) => unsafe { avx512_part::<8, 2>(a, b, ldb) },
+                (_, false) => unsafe { avx512_part::<12, 1>(a, b, ldb) },
+                (_, true) => unsafe { avx512_part::<12, 2>(a, b, ldb) },
+            }
+        }
+
+        const DIRECT_B: bool = true;
+    }
+
+    /// The AVX2 + FMA tile, for the unit tests.
+    ///
+    /// # Safety
+    /// AVX2 and FMA are supported by the CPU and OS.
+    #[cfg(test)]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn fma_tile(a: &[f32], b: &[f32]) -> [[f32; 16]; 6] {
+        // SAFETY: AVX2 and FMA are enabled here.
+        unsafe { Fma::run(a, b, 16, 6, 16) }
+    }
+
+    /// The AVX-512 tile, for the unit tests.
+    ///
+    /// # Safety
+    /// AVX-512 F is supported by the CPU and OS.
+    #[cfg(test)]
+    #[target_feature(enable = "avx2,fma,avx512f")]
+    pub(super) unsafe fn avx512_tile(
+        a: &[f32],
+        b: &[f32],
+        rows: usize,
+        cols: usize,
+    ) -> [[f32; 32]; 12] {
+        // SAFETY: AVX-512 F is enabled here.
+        unsafe { Avx512::run(a, b, 32, rows, cols) }
+    }
+
+    /// [`super::gemm_strided`]'s own path with the AVX-512 kernel.
+    ///
+    /// # Safety
+    /// AVX-512 F, AVX2 and FMA are supported by the CPU and OS.
+    #[target_feature(enable = "avx2,fma,avx512f")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn gemm_avx512(
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f32,
+        a: &[f32],
+        sa: Strides,
+        b: &[f32],
+        sb: Strides,
+        beta: f32,
+        c: &mut [f32],
+        sc: Strides,
+        pack: &mut [f32],
+    ) {
+        // SAFETY: AVX-512 F is enabled here.
+        unsafe { blis::<R512, C512, Avx512>(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack) }
+    }
+
+    /// [`super::gemm_strided`]'s own path with the AVX2 + FMA kernel.
+    ///
+    /// # Safety
+    /// AVX2 and FMA are supported by the CPU and OS.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn gemm_fma(
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f32,
+        a: &[f32],
+        sa: Strides,
+        b: &[f32],
+        sb: Strides,
+        beta: f32,
+        c: &mut [f32],
+        sc: Strides,
+        pack: &mut [f32],
+    ) {
+        // SAFETY: AVX2 and FMA are enabled here.
+        unsafe { blis::<6, 16, Fma>(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack) }
     }
 }
 
@@ -820,8 +1207,27 @@ pub fn igemm_i8(
 mod tests {
     use super::*;
 
-    /// The explicit kernel (where built) against the portable one, on random slivers.
+    /// `got` against the plain sums of `R × C` slivers `a`, `b` within the rounding of `kc`
+    /// multiply-adds.
+    fn check_tile<const R: usize, const C: usize>(a: &[f32], b: &[f32], got: &[[f32; C]; R]) {
+        let kc = a.len() / R;
+        for i in 0..R {
+            for j in 0..C {
+                let want: f64 = (0..kc)
+                    .map(|p| a[p * R + i] as f64 * b[p * C + j] as f64)
+                    .sum();
+                let bound: f32 = (0..kc).map(|p| (a[p * R + i] * b[p * C + j]).abs()).sum();
+                let tol = f32::EPSILON * (kc as f32 + 1.0) * bound;
+                let err = (got[i][j] as f64 - want).abs();
+                assert!(err <= tol as f64, "{R}x{C} kc={kc} [{i}][{j}]: {err}");
+            }
+        }
+    }
+
+    /// Every micro-kernel this CPU runs (the build's own, and on x86 the run-time AVX2 + FMA
+    /// and AVX-512 ones) against exact sums, on random slivers of 0 to `KC + 3` steps.
     #[test]
+    #[allow(unsafe_code)]
     fn micro_kernels_agree() {
         let mut state = 0x1234_5678_9abc_def0u64;
         let mut next = || {
@@ -830,17 +1236,44 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             ((state >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
         };
-        for kc in [0, 1, 7, KC] {
-            let a: [f32; MR * KC] = core::array::from_fn(|_| next());
-            let b: [f32; NR * KC] = core::array::from_fn(|_| next());
-            let (a, b) = (&a[..MR * kc], &b[..NR * kc]);
-            let want = Micro::portable(a, b);
-            let got = Micro::run(a, b);
-            for i in 0..MR {
-                for j in 0..NR {
-                    let bound: f32 = (0..kc).map(|p| (a[p * MR + i] * b[p * NR + j]).abs()).sum();
-                    let tol = f32::EPSILON * (kc as f32 + 1.0) * bound;
-                    assert!((got[i][j] - want[i][j]).abs() <= tol, "kc={kc} [{i}][{j}]");
+        let mut a = [0.0f32; MR * (KC + 3)];
+        let mut b = [0.0f32; NR * (KC + 3)];
+        for kc in [0, 1, 7, KC, KC + 3] {
+            a.iter_mut().for_each(|x| *x = next());
+            b.iter_mut().for_each(|x| *x = next());
+            let (ab, bb) = (&a[..block::MR * kc], &b[..block::NR * kc]);
+            check_tile(ab, bb, &Micro::portable(ab, bb));
+            check_tile(ab, bb, &Micro::run(ab, bb));
+            #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+            {
+                let level = crate::cpu::detected();
+                let (a6, b16) = (&a[..6 * kc], &b[..16 * kc]);
+                if level >= crate::cpu::Level::X86V3 {
+                    // SAFETY: AVX2 and FMA are supported (`cpu::detect`).
+                    check_tile(a6, b16, &unsafe { x86::fma_tile(a6, b16) });
+                }
+                let (a12, b32) = (&a[..12 * kc], &b[..32 * kc]);
+                if level >= crate::cpu::Level::X86V4 {
+                    for (rows, cols) in [(12, 32), (12, 16), (8, 32), (8, 9), (4, 32), (1, 1)] {
+                        // SAFETY: AVX-512 F is supported (`cpu::detect`).
+                        let got = unsafe { x86::avx512_tile(a12, b32, rows, cols) };
+                        let mut want = [[0.0f32; 32]; 12];
+                        for (w, g) in want.iter_mut().zip(&got).take(rows) {
+                            w[..cols].copy_from_slice(&g[..cols]);
+                        }
+                        // The used part is right; the rest of the tile is never read.
+                        let exact = {
+                            let mut t = [[0.0f32; 32]; 12];
+                            // SAFETY: as above.
+                            let full = unsafe { x86::avx512_tile(a12, b32, 12, 32) };
+                            check_tile(a12, b32, &full);
+                            for (t, f) in t.iter_mut().zip(&full).take(rows) {
+                                t[..cols].copy_from_slice(&f[..cols]);
+                            }
+                            t
+                        };
+                        assert_eq!(want, exact, "{rows} x {cols}");
+                    }
                 }
             }
         }
