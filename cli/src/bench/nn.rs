@@ -20,8 +20,9 @@ use crate::nn::{dims_text, parse_model, read_model_file, Runner, DEFAULT_WORKSPA
 
 pub(super) const GEMM_LONG_ABOUT: &str = "\
 GFLOP/s (2*m*n*k / median time) of the core's SGEMM, C = A*B row-major, on 256^3, 512^3,
-1024^3, 2048^3 and the seven FastPoorNet conv GEMMs (seed 000), on two paths: the portable
-packed kernel (what no_std builds run) and the std path, which hands products of at least 12^3
+1024^3, 2048^3 and the seven FastPoorNet conv GEMMs (seed 000), on two paths: the core's own
+packed GEMM (what libmvision and no_std builds run: on x86 AVX-512 or AVX2 micro-kernels by
+the active level, portable elsewhere) and the std path, which hands products of at least 12^3
 multiply-adds to the gemm crate (runtime AVX-512/AVX2/NEON dispatch). Single-threaded.
 --json prints one JSON document instead of the table.";
 
@@ -184,7 +185,7 @@ pub fn run_gemm(args: &GemmBenchArgs, out: &mut impl Write) -> Result<()> {
     writeln!(
         out,
         "{:<16}  {:>16}  {:>16}",
-        "GFLOP/s  m×n×k", "portable", "gemm crate"
+        "GFLOP/s  m×n×k", "core's own", "gemm crate"
     )?;
     for ((m, n, k), cells) in &rows {
         write!(out, "{:<16}", format!("{m}x{n}x{k}"))?;
