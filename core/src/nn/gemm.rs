@@ -434,7 +434,9 @@ trait Tile<const R: usize, const C: usize> {
 /// kernel on Winograd's products (16 and 49 rows of tiles against up to 512 × 512 weights),
 /// libmvision without the `gemm` crate, ResNet-18 / AlexNet forward in ms: packed always
 /// 18.9 / 12.5, in place up to 24 rows 15.8 / 12.2, 64 rows 15.6 / 11.9, 208 rows 15.4 / 11.4
-/// (BENCHMARKS.md, twentieth session).
+/// (before the kernel prefetched `B`); with the prefetch, in place for every row count ran
+/// 1024³ and 2048³ products at 157–183 GFLOP/s against 204–233 (BENCHMARKS.md, twentieth
+/// session).
 const DIRECT_B_MAX_M: usize = 208;
 
 /// The build's own kernel ([`Micro::run`]).
@@ -858,13 +860,18 @@ mod x86 {
     const R512: usize = 12;
     /// Columns of the AVX-512 kernel's slivers of B.
     const C512: usize = 32;
+    /// Steps ahead at which the AVX-512 kernel prefetches a `B` read in place. libmvision
+    /// without the `gemm` crate, ResNet-18 / AlexNet forward in ms (two alternating rounds):
+    /// no prefetch 15.4–15.7 / 11.3–11.9, 8 steps 14.7–15.0 / 11.2–12.0, 16 14.0–14.1 /
+    /// 10.9–11.5, 32 13.0–13.3 / 10.3–11.0, 48 12.5–12.8 / 10.4–10.7, 64 12.5–12.6 / 10.6.
+    const B_AHEAD: usize = 48;
 
     /// The first `RU` rows and `16·V` columns of the AVX-512 tile (the rest stay zero).
     ///
     /// # Safety
     /// AVX-512 F is enabled in the caller; `RU ≤ 12`, `V ≤ 2`.
     #[inline(always)]
-    unsafe fn avx512_part<const RU: usize, const V: usize>(
+    unsafe fn avx512_part<const RU: usize, const V: usize, const PREFETCH: bool>(
         a: &[f32],
         b: &[f32],
         ldb: usize,
@@ -881,6 +888,14 @@ mod x86 {
             let mut c = [[_mm512_setzero_ps(); V]; RU];
             let (pa, pb) = (a.as_ptr(), b.as_ptr());
             for p in 0..steps {
+                if PREFETCH {
+                    // `B` read in place: its rows are `ldb` apart (a new pair of lines each
+                    // step), so ask for the row B_AHEAD steps on (a hint; it never faults).
+                    let ahead = pb.wrapping_add((p + B_AHEAD) * ldb);
+                    for v in 0..V {
+                        _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(16 * v).cast());
+                    }
+                }
                 let bv: [__m512; V] =
                     core::array::from_fn(|v| _mm512_loadu_ps(pb.add(p * ldb + 16 * v)));
                 for (i, ci) in c.iter_mut().enumerate() {
@@ -909,13 +924,19 @@ mod x86 {
             cols: usize,
         ) -> [[f32; C512]; R512] {
             // SAFETY (every call): the trait's contract (AVX-512 F enabled); RU ≤ 12, V ≤ 2.
-            match (rows, cols > 16) {
-                (0..=4, false) => unsafe { avx512_part::<4, 1>(a, b, ldb) },
-                (0..=4, true) => unsafe { avx512_part::<4, 2>(a, b, ldb) },
-                (5..=8, false) => unsafe { avx512_part::<8, 1>(a, b, ldb) },
-                (5..=8, true) => unsafe { avx512_part::<8, 2>(a, b, ldb) },
-                (_, false) => unsafe { avx512_part::<12, 1>(a, b, ldb) },
-                (_, true) => unsafe { avx512_part::<12, 2>(a, b, ldb) },
+            match (rows, cols > 16, ldb != C512) {
+                (0..=4, false, false) => unsafe { avx512_part::<4, 1, false>(a, b, ldb) },
+                (0..=4, true, false) => unsafe { avx512_part::<4, 2, false>(a, b, ldb) },
+                (5..=8, false, false) => unsafe { avx512_part::<8, 1, false>(a, b, ldb) },
+                (5..=8, true, false) => unsafe { avx512_part::<8, 2, false>(a, b, ldb) },
+                (_, false, false) => unsafe { avx512_part::<12, 1, false>(a, b, ldb) },
+                (_, true, false) => unsafe { avx512_part::<12, 2, false>(a, b, ldb) },
+                (0..=4, false, true) => unsafe { avx512_part::<4, 1, true>(a, b, ldb) },
+                (0..=4, true, true) => unsafe { avx512_part::<4, 2, true>(a, b, ldb) },
+                (5..=8, false, true) => unsafe { avx512_part::<8, 1, true>(a, b, ldb) },
+                (5..=8, true, true) => unsafe { avx512_part::<8, 2, true>(a, b, ldb) },
+                (_, false, true) => unsafe { avx512_part::<12, 1, true>(a, b, ldb) },
+                (_, true, true) => unsafe { avx512_part::<12, 2, true>(a, b, ldb) },
             }
         }
 
