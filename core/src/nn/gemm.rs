@@ -312,29 +312,48 @@ fn checked_gemm(
     if pack.len() < gemm_pack_len(m, n, k) {
         return Err(Error::BufferTooSmall);
     }
-    gemm_strided(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack, allow_crate);
+    let p = Product {
+        m,
+        n,
+        k,
+        alpha,
+        a,
+        sa,
+        b,
+        sb,
+        beta,
+    };
+    gemm_strided(&p, c, sc, pack, allow_crate);
     Ok(())
 }
 
-/// The validated SGEMM on strided operands (`allow_crate`: large products may go to the `gemm`
-/// crate when the feature is on).
-#[allow(clippy::too_many_arguments)]
-fn gemm_strided(
+/// A validated product `C ← α·op(A)·op(B) + β·C`: `op(A)` `m × k` and `op(B)` `k × n` with
+/// their strides ([`operand`]).
+#[derive(Clone, Copy)]
+struct Product<'a> {
     m: usize,
     n: usize,
     k: usize,
     alpha: f32,
-    a: &[f32],
+    a: &'a [f32],
     sa: Strides,
-    b: &[f32],
+    b: &'a [f32],
     sb: Strides,
     beta: f32,
-    c: &mut [f32],
-    sc: Strides,
-    pack: &mut [f32],
-    allow_crate: bool,
-) {
+}
+
+/// The validated SGEMM `p` into `c` (strides `sc`) (`allow_crate`: large products may go to the
+/// `gemm` crate when the feature is on).
+fn gemm_strided(p: &Product<'_>, c: &mut [f32], sc: Strides, pack: &mut [f32], allow_crate: bool) {
     let _ = allow_crate; // read only with the `gemm-crate` feature
+    let Product {
+        m,
+        n,
+        k,
+        alpha,
+        beta,
+        ..
+    } = *p;
     if m == 0 || n == 0 {
         return;
     }
@@ -349,7 +368,7 @@ fn gemm_strided(
         && crate::cpu::cap() >= crate::cpu::detected()
         && (m as u64) * (n as u64) * (k as u64) >= GEMM_CRATE_MIN_FLOP
     {
-        crate_gemm(m, n, k, alpha, a, sa, b, sb, beta, c, sc);
+        crate_gemm(p, c, sc);
         return;
     }
     #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
@@ -359,7 +378,7 @@ fn gemm_strided(
             // SAFETY: x86-64-v4 is active: AVX-512 F, AVX2 and FMA are supported (`cpu::detect`).
             #[allow(unsafe_code)]
             unsafe {
-                x86::gemm_avx512(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack)
+                x86::gemm_avx512(p, c, sc, pack)
             };
             return;
         }
@@ -367,7 +386,7 @@ fn gemm_strided(
             // SAFETY: x86-64-v3 is active: AVX2 and FMA are supported (`cpu::detect`).
             #[allow(unsafe_code)]
             unsafe {
-                x86::gemm_fma(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack)
+                x86::gemm_fma(p, c, sc, pack)
             };
             return;
         }
@@ -375,7 +394,7 @@ fn gemm_strided(
     // SAFETY: `Built` needs only the build's own instruction set.
     #[allow(unsafe_code)]
     unsafe {
-        blis::<{ block::MR }, { block::NR }, Built>(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack)
+        blis::<{ block::MR }, { block::NR }, Built>(p, c, sc, pack)
     };
 }
 
@@ -464,21 +483,24 @@ impl Tile<{ block::MR }, { block::NR }> for Built {
 /// `T`'s instruction set is enabled in the caller (`#[inline(always)]`: compiled into each
 /// entry point with its target features).
 #[inline(always)]
-#[allow(clippy::too_many_arguments, unsafe_code)]
+#[allow(unsafe_code)]
 unsafe fn blis<const R: usize, const C: usize, T: Tile<R, C>>(
-    m: usize,
-    n: usize,
-    k: usize,
-    alpha: f32,
-    a: &[f32],
-    sa: Strides,
-    b: &[f32],
-    sb: Strides,
-    beta: f32,
+    p: &Product<'_>,
     c: &mut [f32],
     sc: Strides,
     pack: &mut [f32],
 ) {
+    let Product {
+        m,
+        n,
+        k,
+        alpha,
+        a,
+        sa,
+        b,
+        sb,
+        beta,
+    } = *p;
     let (a_pack, b_pack) = pack.split_at_mut(round_up(min(m, MC), R) * min(k, KC));
     let direct = T::DIRECT_B && sb.cs == 1 && m <= DIRECT_B_MAX_M;
     for jc in (0..n).step_by(NC) {
@@ -802,7 +824,7 @@ mod x86 {
     #[cfg(target_arch = "x86_64")]
     use core::arch::x86_64::*;
 
-    use super::{blis, Strides, Tile};
+    use super::{blis, Product, Strides, Tile};
 
     /// The 6 × 16 AVX2 + FMA tile: two 8-lane rows of B, six broadcasts of A, twelve fused
     /// multiply-adds per step, the twelve accumulators in registers.
@@ -975,23 +997,14 @@ mod x86 {
     /// # Safety
     /// AVX-512 F, AVX2 and FMA are supported by the CPU and OS.
     #[target_feature(enable = "avx2,fma,avx512f")]
-    #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn gemm_avx512(
-        m: usize,
-        n: usize,
-        k: usize,
-        alpha: f32,
-        a: &[f32],
-        sa: Strides,
-        b: &[f32],
-        sb: Strides,
-        beta: f32,
+        p: &Product<'_>,
         c: &mut [f32],
         sc: Strides,
         pack: &mut [f32],
     ) {
         // SAFETY: AVX-512 F is enabled here.
-        unsafe { blis::<R512, C512, Avx512>(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack) }
+        unsafe { blis::<R512, C512, Avx512>(p, c, sc, pack) }
     }
 
     /// [`super::gemm_strided`]'s own path with the AVX2 + FMA kernel.
@@ -999,43 +1012,27 @@ mod x86 {
     /// # Safety
     /// AVX2 and FMA are supported by the CPU and OS.
     #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn gemm_fma(
-        m: usize,
-        n: usize,
-        k: usize,
-        alpha: f32,
-        a: &[f32],
-        sa: Strides,
-        b: &[f32],
-        sb: Strides,
-        beta: f32,
-        c: &mut [f32],
-        sc: Strides,
-        pack: &mut [f32],
-    ) {
+    pub(super) unsafe fn gemm_fma(p: &Product<'_>, c: &mut [f32], sc: Strides, pack: &mut [f32]) {
         // SAFETY: AVX2 and FMA are enabled here.
-        unsafe { blis::<6, 16, Fma>(m, n, k, alpha, a, sa, b, sb, beta, c, sc, pack) }
+        unsafe { blis::<6, 16, Fma>(p, c, sc, pack) }
     }
 }
 
 /// The `gemm` crate's kernel on the validated operands (single-threaded).
 #[cfg(feature = "gemm-crate")]
-#[allow(clippy::too_many_arguments)]
 #[allow(unsafe_code)]
-fn crate_gemm(
-    m: usize,
-    n: usize,
-    k: usize,
-    alpha: f32,
-    a: &[f32],
-    sa: Strides,
-    b: &[f32],
-    sb: Strides,
-    beta: f32,
-    c: &mut [f32],
-    sc: Strides,
-) {
+fn crate_gemm(p: &Product<'_>, c: &mut [f32], sc: Strides) {
+    let Product {
+        m,
+        n,
+        k,
+        alpha,
+        a,
+        sa,
+        b,
+        sb,
+        beta,
+    } = *p;
     // Strides are at most a slice length, and slices never exceed isize::MAX bytes.
     let s = |x: usize| x as isize;
     // SAFETY: `operand` checked that every element `(i, j)` of the three matrices, at
