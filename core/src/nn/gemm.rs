@@ -832,21 +832,46 @@ mod x86 {
     /// # Safety
     /// AVX and FMA are enabled in the caller.
     #[inline(always)]
+    #[cfg_attr(
+        not(all(target_feature = "avx", target_feature = "fma")),
+        allow(dead_code) // Only builds that enable AVX and FMA call it (`Micro::avx_fma`).
+    )]
     pub(super) unsafe fn fma_6x16(a: &[f32], b: &[f32]) -> [[f32; 16]; 6] {
+        // SAFETY: the caller's contract; packed slivers (`ldb` = 16).
+        unsafe { fma_6x16_ld::<false>(a, b, 16) }
+    }
+
+    /// [`fma_6x16`] on a `B` whose step `p` starts at `b[p·ldb]` (`PREFETCH`: ask for the row
+    /// [`B_AHEAD`] steps on, for a `B` read in place).
+    ///
+    /// # Safety
+    /// AVX and FMA are enabled in the caller.
+    #[inline(always)]
+    unsafe fn fma_6x16_ld<const PREFETCH: bool>(
+        a: &[f32],
+        b: &[f32],
+        ldb: usize,
+    ) -> [[f32; 16]; 6] {
         const R: usize = 6;
         const C: usize = 16;
-        let steps = (a.len() / R).min(b.len() / C);
+        let steps = a.len() / R;
+        assert!(steps == 0 || (ldb >= C && b.len() >= (steps - 1) * ldb + C));
         let mut out = [[0.0f32; C]; R];
         // SAFETY: for `p < steps` the loads read `a[p·6 .. p·6 + 6]` (six scalars) and
-        // `b[p·16 .. p·16 + 16]` (two unaligned 8-lane loads), inside both slices because
-        // `steps·6 ≤ a.len()` and `steps·16 ≤ b.len()`; the stores write the 16 floats of each
-        // `out` row. The caller enables AVX and FMA.
+        // `b[p·ldb .. p·ldb + 16]` (two unaligned 8-lane loads), inside both slices because
+        // `steps·6 ≤ a.len()` and `(steps − 1)·ldb + 16 ≤ b.len()` (asserted); the stores write
+        // the 16 floats of each `out` row. The caller enables AVX and FMA.
         unsafe {
             let mut c = [[_mm256_setzero_ps(); 2]; R];
             let (pa, pb) = (a.as_ptr(), b.as_ptr());
             for p in 0..steps {
-                let b0 = _mm256_loadu_ps(pb.add(p * C));
-                let b1 = _mm256_loadu_ps(pb.add(p * C + 8));
+                if PREFETCH {
+                    // A hint; it never faults.
+                    let ahead = pb.wrapping_add((p + B_AHEAD) * ldb);
+                    _mm_prefetch::<_MM_HINT_T1>(ahead.cast());
+                }
+                let b0 = _mm256_loadu_ps(pb.add(p * ldb));
+                let b1 = _mm256_loadu_ps(pb.add(p * ldb + 8));
                 for (i, ci) in c.iter_mut().enumerate() {
                     let ai = _mm256_broadcast_ss(&*pa.add(p * R + i));
                     ci[0] = _mm256_fmadd_ps(ai, b0, ci[0]);
@@ -866,10 +891,16 @@ mod x86 {
 
     impl Tile<6, 16> for Fma {
         #[inline(always)]
-        unsafe fn run(a: &[f32], b: &[f32], _: usize, _: usize, _: usize) -> [[f32; 16]; 6] {
+        unsafe fn run(a: &[f32], b: &[f32], ldb: usize, _: usize, _: usize) -> [[f32; 16]; 6] {
             // SAFETY: the trait's contract (AVX2 and FMA enabled).
-            unsafe { fma_6x16(a, b) }
+            if ldb == 16 {
+                unsafe { fma_6x16_ld::<false>(a, b, ldb) }
+            } else {
+                unsafe { fma_6x16_ld::<true>(a, b, ldb) }
+            }
         }
+
+        const DIRECT_B: bool = true;
     }
 
     /// The 12 × 32 AVX-512 kernel: two 16-lane rows of B, twelve broadcasts of A, 24 fused
@@ -915,7 +946,7 @@ mod x86 {
                     // step), so ask for the row B_AHEAD steps on (a hint; it never faults).
                     let ahead = pb.wrapping_add((p + B_AHEAD) * ldb);
                     for v in 0..V {
-                        _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(16 * v).cast());
+                        _mm_prefetch::<_MM_HINT_T1>(ahead.wrapping_add(16 * v).cast());
                     }
                 }
                 let bv: [__m512; V] =
