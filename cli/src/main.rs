@@ -1,7 +1,9 @@
 //! `mvision`: the libmvision command-line tool.
 //!
 //! * `info` reports the build, the backends and the CPU device (`MVISION_CPU` caps the
-//!   instruction-set level of the core's hot loops for any command);
+//!   instruction-set level of the core's hot loops for any command; `MVISION_GEMM=crate` lets
+//!   large GEMMs go to the `gemm` crate instead of the core's own kernels, which `libmvision`
+//!   runs);
 //! * `filter` runs one core operation on a PNG/JPEG file;
 //! * `demo` runs the whole CPU filter pipeline on a generated image and times it, then tracks
 //!   an object with TLD through a generated sequence and writes an annotated GIF;
@@ -279,8 +281,11 @@ struct DemoArgs {
 
 /// Applies `MVISION_CPU` (a level name: `baseline`, `x86-64-v3`, `x86-64-v4`), which caps the
 /// instruction set of the core's hot loops for this process (results are identical; speed is
-/// not). An unknown name is an error rather than silently ignored.
-fn apply_cpu_cap() -> anyhow::Result<()> {
+/// not), and `MVISION_GEMM` (`own`, the default: every GEMM on the core's own kernels, as in
+/// `libmvision`, so that what this tool measures is what the library runs; `crate`: large
+/// products through the `gemm` crate). An unknown value is an error rather than silently
+/// ignored.
+fn apply_cpu_env() -> anyhow::Result<()> {
     if let Some(v) = std::env::var_os("MVISION_CPU") {
         let name = v.to_string_lossy();
         let level = mvision_core::cpu::Level::parse(&name).ok_or_else(|| {
@@ -288,12 +293,18 @@ fn apply_cpu_cap() -> anyhow::Result<()> {
         })?;
         mvision_core::cpu::set_cap(level);
     }
+    let gemm = std::env::var("MVISION_GEMM").unwrap_or_else(|_| "own".into());
+    match gemm.as_str() {
+        "own" => mvision_core::nn::gemm::set_gemm_crate(false),
+        "crate" => mvision_core::nn::gemm::set_gemm_crate(true),
+        other => anyhow::bail!("MVISION_GEMM={other}: expected own or crate"),
+    }
     Ok(())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(e) = apply_cpu_cap() {
+    if let Err(e) = apply_cpu_env() {
         let _ = writeln!(std::io::stderr(), "error: {e:#}");
         return ExitCode::FAILURE;
     }

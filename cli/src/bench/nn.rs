@@ -103,10 +103,15 @@ fn profile() -> &'static str {
 fn header(out: &mut impl Write, what: &str, repeat: u32) -> Result<()> {
     writeln!(
         out,
-        "mvision bench {what}: host CPU, 1 thread, {} (core compiled for {}; the gemm crate picks \
-         its SIMD at run time), {} build{}, median of {repeat} samples",
+        "mvision bench {what}: host CPU, 1 thread, {} (core compiled for {}; GEMMs on {}), {} \
+         build{}, median of {repeat} samples",
         std::env::consts::ARCH,
         simd_level(),
+        if mvision_core::nn::gemm::gemm_crate_enabled() {
+            "the gemm crate, which picks its SIMD at run time (MVISION_GEMM=crate)"
+        } else {
+            "the core's own kernels, as in libmvision (MVISION_GEMM=own)"
+        },
         profile(),
         if cfg!(debug_assertions) {
             " (numbers are meaningless: build with --release)"
@@ -150,6 +155,9 @@ fn fmt_opt(v: Option<f64>, digits: usize) -> String {
 /// Runs `mvision bench gemm`.
 pub fn run_gemm(args: &GemmBenchArgs, out: &mut impl Write) -> Result<()> {
     let variants = [GemmVariant::Portable, GemmVariant::Sgemm];
+    // The second column is the crate's whatever `MVISION_GEMM` says (restored below).
+    let crate_on = mvision_core::nn::gemm::gemm_crate_enabled();
+    mvision_core::nn::gemm::set_gemm_crate(true);
     let mut rows = Vec::new();
     for (m, n, k) in gemm_shapes() {
         let mut cells = Vec::new();
@@ -162,6 +170,7 @@ pub fn run_gemm(args: &GemmBenchArgs, out: &mut impl Write) -> Result<()> {
         }
         rows.push(((m, n, k), cells));
     }
+    mvision_core::nn::gemm::set_gemm_crate(crate_on);
     if args.json {
         let results: Vec<Value> = rows
             .iter()

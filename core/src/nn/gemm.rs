@@ -365,6 +365,7 @@ fn gemm_strided(p: &Product<'_>, c: &mut [f32], sc: Strides, pack: &mut [f32], a
     // capped the level below the CPU's (`cpu::set_cap`) gets the portable path instead.
     #[cfg(feature = "gemm-crate")]
     if allow_crate
+        && CRATE_ON.load(core::sync::atomic::Ordering::Relaxed)
         && crate::cpu::cap() >= crate::cpu::detected()
         && (m as u64) * (n as u64) * (k as u64) >= GEMM_CRATE_MIN_FLOP
     {
@@ -1047,6 +1048,24 @@ mod x86 {
         // SAFETY: AVX2 and FMA are enabled here.
         unsafe { blis::<6, 16, Fma>(p, c, sc, pack) }
     }
+}
+
+/// Whether [`sgemm`] may hand products to the `gemm` crate ([`set_gemm_crate`]).
+#[cfg(feature = "gemm-crate")]
+static CRATE_ON: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(true);
+
+/// Lets [`sgemm`] hand large products to the `gemm` crate (`true`, the default with the
+/// `gemm-crate` feature) or keeps every product on the core's own kernels (`false`, what
+/// `libmvision` runs), for the whole process. Results differ by rounding only.
+#[cfg(feature = "gemm-crate")]
+pub fn set_gemm_crate(on: bool) {
+    CRATE_ON.store(on, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether [`sgemm`] may hand products to the `gemm` crate ([`set_gemm_crate`]).
+#[cfg(feature = "gemm-crate")]
+pub fn gemm_crate_enabled() -> bool {
+    CRATE_ON.load(core::sync::atomic::Ordering::Relaxed)
 }
 
 /// The `gemm` crate's kernel on the validated operands (single-threaded).
