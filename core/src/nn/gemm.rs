@@ -10,8 +10,8 @@
 //! from contiguous memory and never branches on the edge. On x86 the micro-kernel is chosen at
 //! run time by the active instruction-set level ([`kernel_at`], [`crate::cpu`]), in `no_std`
 //! builds too: a 12 × 32 AVX-512 kernel (24 accumulators; tiles at the edge of `C` sum only
-//! their used rows and columns, and products of at most 208 rows read a row-major
-//! `B` in place instead of packing it) at x86-64-v4, a 6 × 16 AVX2 + FMA kernel at x86-64-v3,
+//! their used rows and columns; products of at most 208 rows read a row-major `B` in place
+//! instead of packing it, those of at most 128 columns a row-major `A`) at x86-64-v4, a 6 × 16 AVX2 + FMA kernel at x86-64-v3,
 //! and below them the build's own: an `[[f32; NR]; MR]` loop that LLVM unrolls and keeps in
 //! vector registers (SSE2, NEON, scalar on FPU-only microcontrollers), or the 6 × 16 FMA kernel
 //! where the build itself enables AVX and FMA (LLVM does not fuse multiply-adds on its own).
@@ -431,22 +431,47 @@ pub enum Kernel {
     Avx512,
 }
 
-/// A register micro-kernel: the `R × C` tile `acc[i][j] = Σ_p a[p·R + i]·b[p·C + j]` over
-/// packed slivers (their common length).
+/// A register micro-kernel: the `R × C` tile `acc[i][j] = Σ_p a[p·R + i]·b[p·C + j]`, `p` below
+/// `kc`, over packed slivers (or `A`, `B` in place, where the kernel takes them).
 #[allow(unsafe_code)]
 trait Tile<const R: usize, const C: usize> {
-    /// The tile; only its first `rows` rows and `cols` columns are used (the rest are the
-    /// slivers' zero padding), so a kernel may leave the others unsummed.
+    /// The tile; only its first `rows` (≥ 1) rows and `cols` columns are used (the rest are the
+    /// slivers' zero padding), so a kernel may leave the others unsummed. `A` is a packed sliver
+    /// (`lda` = 0: step `p`, row `i` at `a[p·R + i]`, `a.len() ≥ kc·R`) or in place (`lda` > 0,
+    /// only where [`Tile::DIRECT_A`]: `a[i·lda + p]` for `i < rows`); step `p` of `B` starts at
+    /// `b[p·ldb]` (`ldb` = `C` unless [`Tile::DIRECT_B`]), `b.len() ≥ (kc − 1)·ldb + C`.
     ///
     /// # Safety
     /// The kernel's instruction set is enabled where it is called.
-    unsafe fn run(a: &[f32], b: &[f32], ldb: usize, rows: usize, cols: usize) -> [[f32; C]; R];
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn run(
+        a: &[f32],
+        lda: usize,
+        b: &[f32],
+        ldb: usize,
+        kc: usize,
+        rows: usize,
+        cols: usize,
+    ) -> [[f32; C]; R];
 
     /// Whether [`Tile::run`] takes `B` in place (step `p` at `b[p·ldb ..]`, `ldb` any): then
     /// products of few rows ([`DIRECT_B_MAX_M`]) skip packing `B`, which they would read only
     /// once or twice. Otherwise `ldb` is always `C` (packed slivers).
     const DIRECT_B: bool = false;
+
+    /// Whether [`Tile::run`] takes `A` in place (row `i` at `a[i·lda ..]`): then products of
+    /// few columns ([`DIRECT_A_MAX_N`]) skip packing `A`.
+    const DIRECT_A: bool = false;
 }
+
+/// Most columns of `op(B)` for which a kernel that can ([`Tile::DIRECT_A`]) reads a row-major
+/// `op(A)` in place instead of packing it: each element of `A` then feeds at most four slivers
+/// of `B`, fewer multiply-adds than its copy costs. Winograd's per-call products
+/// (weights transformed 64 output channels at a time) have 64. libmvision without the `gemm`
+/// crate, weights as stored (`mv_net_create`'s default), ResNet-18 forward: packed always
+/// 16.5–16.6 ms, in place up to 64 columns 14.1–14.5, up to 128 14.0–14.1 (the crate 13.1);
+/// FastPoorNet's 2916 × 64 × 363 GEMM 160 → 241 GFLOP/s (BENCHMARKS.md, twentieth session).
+const DIRECT_A_MAX_N: usize = 128;
 
 /// Most rows of `op(A)` for which a kernel that can ([`Tile::DIRECT_B`]) reads a row-major
 /// `op(B)` in place instead of packing it: each element of `B` is then used by at most 18
@@ -467,12 +492,14 @@ impl Tile<{ block::MR }, { block::NR }> for Built {
     #[inline(always)]
     unsafe fn run(
         a: &[f32],
+        _: usize,
         b: &[f32],
         _: usize,
+        kc: usize,
         _: usize,
         _: usize,
     ) -> [[f32; block::NR]; block::MR] {
-        Micro::run(a, b)
+        Micro::run(&a[..kc * block::MR], &b[..kc * block::NR])
     }
 }
 
@@ -504,6 +531,7 @@ unsafe fn blis<const R: usize, const C: usize, T: Tile<R, C>>(
     } = *p;
     let (a_pack, b_pack) = pack.split_at_mut(round_up(min(m, MC), R) * min(k, KC));
     let direct = T::DIRECT_B && sb.cs == 1 && m <= DIRECT_B_MAX_M;
+    let direct_a = T::DIRECT_A && sa.cs == 1 && n <= DIRECT_A_MAX_N;
     for jc in (0..n).step_by(NC) {
         let nc = min(NC, n - jc);
         for pc in (0..k).step_by(KC) {
@@ -516,7 +544,12 @@ unsafe fn blis<const R: usize, const C: usize, T: Tile<R, C>>(
             };
             for ic in (0..m).step_by(MC) {
                 let mc = min(MC, m - ic);
-                pack_a::<R>(a, sa, ic, pc, mc, kc, a_pack);
+                let a_src = if direct_a {
+                    ASource::Direct { a, sa, ic, pc }
+                } else {
+                    pack_a::<R>(a, sa, ic, pc, mc, kc, a_pack);
+                    ASource::Packed(a_pack)
+                };
                 // SAFETY: the caller's contract.
                 unsafe {
                     macro_kernel::<R, C, T>(
@@ -524,7 +557,7 @@ unsafe fn blis<const R: usize, const C: usize, T: Tile<R, C>>(
                         nc,
                         kc,
                         alpha,
-                        a_pack,
+                        a_src,
                         b_src,
                         b_pack,
                         if pc == 0 { Some(beta) } else { None },
@@ -650,6 +683,24 @@ fn pack_b<const NR: usize>(
     }
 }
 
+/// Where [`macro_kernel`] finds the slivers of `A`.
+#[derive(Clone, Copy)]
+enum ASource<'a> {
+    /// Packed by [`pack_a`] (this slice).
+    Packed(&'a [f32]),
+    /// In place: `op(A)` row-major (`sa.cs == 1`), the block's rows from `ic`, columns from `pc`.
+    Direct {
+        /// `op(A)`'s storage.
+        a: &'a [f32],
+        /// Its strides.
+        sa: Strides,
+        /// First row of the block.
+        ic: usize,
+        /// First column of the block.
+        pc: usize,
+    },
+}
+
 /// Where [`macro_kernel`] finds the slivers of `B`.
 #[derive(Clone, Copy)]
 enum BSource<'a> {
@@ -679,7 +730,7 @@ unsafe fn macro_kernel<const MR: usize, const NR: usize, T: Tile<MR, NR>>(
     nc: usize,
     kc: usize,
     alpha: f32,
-    a_pack: &[f32],
+    a_src: ASource<'_>,
     b_src: BSource<'_>,
     b_pack: &mut [f32],
     beta: Option<f32>,
@@ -704,15 +755,19 @@ unsafe fn macro_kernel<const MR: usize, const NR: usize, T: Tile<MR, NR>>(
                 (&b_pack[..NR * kc], NR)
             }
         };
-        for (s_a, a_sliver) in a_pack
-            .chunks_exact(MR * kc)
-            .take(mc.div_ceil(MR))
-            .enumerate()
-        {
+        for s_a in 0..mc.div_ceil(MR) {
             let i0 = s_a * MR;
             let rows = min(MR, mc - i0);
+            let (a_sliver, lda): (&[f32], usize) = match a_src {
+                ASource::Packed(a_pack) => (&a_pack[s_a * MR * kc..][..MR * kc], 0),
+                ASource::Direct { a, sa, ic, pc } => {
+                    // Row `i` of the sliver at `(ic + i0 + i)·rs + pc`, its kc steps contiguous.
+                    let start = (ic + i0) * sa.rs + pc;
+                    (&a[start..start + (rows - 1) * sa.rs + kc], sa.rs)
+                }
+            };
             // SAFETY: the caller's contract.
-            let acc = unsafe { T::run(a_sliver, b_sliver, ldb, rows, cols) };
+            let acc = unsafe { T::run(a_sliver, lda, b_sliver, ldb, kc, rows, cols) };
             let base = (ic + i0) * sc.rs + (jc + j0) * sc.cs;
             for (i, acc_row) in acc.iter().enumerate().take(rows) {
                 let row = base + i * sc.rs;
@@ -892,7 +947,16 @@ mod x86 {
 
     impl Tile<6, 16> for Fma {
         #[inline(always)]
-        unsafe fn run(a: &[f32], b: &[f32], ldb: usize, _: usize, _: usize) -> [[f32; 16]; 6] {
+        unsafe fn run(
+            a: &[f32],
+            _: usize,
+            b: &[f32],
+            ldb: usize,
+            kc: usize,
+            _: usize,
+            _: usize,
+        ) -> [[f32; 16]; 6] {
+            let a = &a[..kc * 6];
             // SAFETY: the trait's contract (AVX2 and FMA enabled).
             if ldb == 16 {
                 unsafe { fma_6x16_ld::<false>(a, b, ldb) }
@@ -920,28 +984,50 @@ mod x86 {
     /// 10.9–11.5, 32 13.0–13.3 / 10.3–11.0, 48 12.5–12.8 / 10.4–10.7, 64 12.5–12.6 / 10.6.
     const B_AHEAD: usize = 48;
 
-    /// The first `RU` rows and `16·V` columns of the AVX-512 tile (the rest stay zero).
+    /// The first `RU` rows and `16·V` columns of the AVX-512 tile (the rest stay zero), over
+    /// `kc` steps; `A` packed (`DIRECT_A` false: `a[p·12 + i]`) or in place (`a[i·lda + p]`,
+    /// rows past `rows` reading row `rows − 1` again, their sums unused).
     ///
     /// # Safety
-    /// AVX-512 F is enabled in the caller; `RU ≤ 12`, `V ≤ 2`.
+    /// AVX-512 F is enabled in the caller; `RU ≤ 12`, `V ≤ 2`, `1 ≤ rows`.
     #[inline(always)]
-    unsafe fn avx512_part<const RU: usize, const V: usize, const PREFETCH: bool>(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn avx512_part<
+        const RU: usize,
+        const V: usize,
+        const PREFETCH: bool,
+        const DIRECT_A: bool,
+    >(
         a: &[f32],
+        lda: usize,
         b: &[f32],
         ldb: usize,
+        kc: usize,
+        rows: usize,
     ) -> [[f32; C512]; R512] {
-        let steps = a.len() / R512;
-        assert!(steps == 0 || (ldb >= C512 && b.len() >= (steps - 1) * ldb + C512));
+        assert!(kc == 0 || (ldb >= C512 && b.len() >= (kc - 1) * ldb + C512));
+        if DIRECT_A {
+            assert!(rows >= 1 && (kc == 0 || a.len() >= (rows - 1) * lda + kc));
+        } else {
+            assert!(a.len() >= kc * R512);
+        }
         let mut out = [[0.0f32; C512]; R512];
-        // SAFETY: for `p < steps` the loads read `a[p·12 + i]` for `i < RU ≤ 12` and
-        // `b[p·ldb .. p·ldb + 16·V]` (V ≤ 2 unaligned 16-lane loads), inside both slices
-        // because `steps·12 ≤ a.len()` and `(steps − 1)·ldb + 32 ≤ b.len()` (asserted); the
-        // stores write 16·V ≤ 32 floats of rows `i < RU ≤ 12` of `out`. The caller enables
-        // AVX-512 F.
+        // SAFETY: for `p < kc` the loads read `a[p·12 + i]` for `i < RU ≤ 12` (packed) or
+        // `a[min(i, rows − 1)·lda + p]` (in place), and `b[p·ldb .. p·ldb + 16·V]` (V ≤ 2
+        // unaligned 16-lane loads), inside both slices by the assertions above; the stores
+        // write 16·V ≤ 32 floats of rows `i < RU ≤ 12` of `out`. The caller enables AVX-512 F.
         unsafe {
             let mut c = [[_mm512_setzero_ps(); V]; RU];
-            let (pa, pb) = (a.as_ptr(), b.as_ptr());
-            for p in 0..steps {
+            let pb = b.as_ptr();
+            // Where row `i`'s step `p` is: `row[i] + p·step`.
+            let (row, step): ([*const f32; RU], usize) = if DIRECT_A {
+                let pa = a.as_ptr();
+                (core::array::from_fn(|i| pa.add(i.min(rows - 1) * lda)), 1)
+            } else {
+                let pa = a.as_ptr();
+                (core::array::from_fn(|i| pa.add(i)), R512)
+            };
+            for p in 0..kc {
                 if PREFETCH {
                     // `B` read in place: its rows are `ldb` apart (a new pair of lines each
                     // step), so ask for the row B_AHEAD steps on (a hint; it never faults).
@@ -952,8 +1038,8 @@ mod x86 {
                 }
                 let bv: [__m512; V] =
                     core::array::from_fn(|v| _mm512_loadu_ps(pb.add(p * ldb + 16 * v)));
-                for (i, ci) in c.iter_mut().enumerate() {
-                    let ai = _mm512_set1_ps(*pa.add(p * R512 + i));
+                for (ci, &ri) in c.iter_mut().zip(&row) {
+                    let ai = _mm512_set1_ps(*ri.add(p * step));
                     for (acc, &bj) in ci.iter_mut().zip(&bv) {
                         *acc = _mm512_fmadd_ps(ai, bj, *acc);
                     }
@@ -968,33 +1054,73 @@ mod x86 {
         out
     }
 
+    /// [`avx512_part`] with the row count `RU` chosen, the rest by value.
+    ///
+    /// # Safety
+    /// As [`avx512_part`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn avx512_rows<const RU: usize>(
+        a: &[f32],
+        lda: usize,
+        b: &[f32],
+        ldb: usize,
+        kc: usize,
+        rows: usize,
+        cols: usize,
+    ) -> [[f32; C512]; R512] {
+        let args = (a, lda, b, ldb, kc, rows);
+        // SAFETY (every call): the caller's contract.
+        unsafe {
+            match (cols > 16, ldb != C512, lda != 0) {
+                (false, false, false) => call::<RU, 1, false, false>(args),
+                (true, false, false) => call::<RU, 2, false, false>(args),
+                (false, true, false) => call::<RU, 1, true, false>(args),
+                (true, true, false) => call::<RU, 2, true, false>(args),
+                (false, false, true) => call::<RU, 1, false, true>(args),
+                (true, false, true) => call::<RU, 2, false, true>(args),
+                (false, true, true) => call::<RU, 1, true, true>(args),
+                (true, true, true) => call::<RU, 2, true, true>(args),
+            }
+        }
+    }
+
+    /// The arguments of [`avx512_part`] after its const parameters.
+    type PartArgs<'a> = (&'a [f32], usize, &'a [f32], usize, usize, usize);
+
+    /// [`avx512_part`] on a tuple of arguments.
+    ///
+    /// # Safety
+    /// As [`avx512_part`].
+    #[inline(always)]
+    unsafe fn call<const RU: usize, const V: usize, const PF: bool, const DA: bool>(
+        (a, lda, b, ldb, kc, rows): PartArgs<'_>,
+    ) -> [[f32; C512]; R512] {
+        // SAFETY: the caller's contract.
+        unsafe { avx512_part::<RU, V, PF, DA>(a, lda, b, ldb, kc, rows) }
+    }
+
     impl Tile<R512, C512> for Avx512 {
         #[inline(always)]
         unsafe fn run(
             a: &[f32],
+            lda: usize,
             b: &[f32],
             ldb: usize,
+            kc: usize,
             rows: usize,
             cols: usize,
         ) -> [[f32; C512]; R512] {
-            // SAFETY (every call): the trait's contract (AVX-512 F enabled); RU ≤ 12, V ≤ 2.
-            match (rows, cols > 16, ldb != C512) {
-                (0..=4, false, false) => unsafe { avx512_part::<4, 1, false>(a, b, ldb) },
-                (0..=4, true, false) => unsafe { avx512_part::<4, 2, false>(a, b, ldb) },
-                (5..=8, false, false) => unsafe { avx512_part::<8, 1, false>(a, b, ldb) },
-                (5..=8, true, false) => unsafe { avx512_part::<8, 2, false>(a, b, ldb) },
-                (_, false, false) => unsafe { avx512_part::<12, 1, false>(a, b, ldb) },
-                (_, true, false) => unsafe { avx512_part::<12, 2, false>(a, b, ldb) },
-                (0..=4, false, true) => unsafe { avx512_part::<4, 1, true>(a, b, ldb) },
-                (0..=4, true, true) => unsafe { avx512_part::<4, 2, true>(a, b, ldb) },
-                (5..=8, false, true) => unsafe { avx512_part::<8, 1, true>(a, b, ldb) },
-                (5..=8, true, true) => unsafe { avx512_part::<8, 2, true>(a, b, ldb) },
-                (_, false, true) => unsafe { avx512_part::<12, 1, true>(a, b, ldb) },
-                (_, true, true) => unsafe { avx512_part::<12, 2, true>(a, b, ldb) },
+            // SAFETY (every call): the trait's contract (AVX-512 F enabled); RU ≤ 12.
+            match rows {
+                0..=4 => unsafe { avx512_rows::<4>(a, lda, b, ldb, kc, rows, cols) },
+                5..=8 => unsafe { avx512_rows::<8>(a, lda, b, ldb, kc, rows, cols) },
+                _ => unsafe { avx512_rows::<12>(a, lda, b, ldb, kc, rows, cols) },
             }
         }
 
         const DIRECT_B: bool = true;
+        const DIRECT_A: bool = true;
     }
 
     /// The AVX2 + FMA tile, for the unit tests.
@@ -1005,7 +1131,7 @@ mod x86 {
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn fma_tile(a: &[f32], b: &[f32]) -> [[f32; 16]; 6] {
         // SAFETY: AVX2 and FMA are enabled here.
-        unsafe { Fma::run(a, b, 16, 6, 16) }
+        unsafe { Fma::run(a, 0, b, 16, a.len() / 6, 6, 16) }
     }
 
     /// The AVX-512 tile, for the unit tests.
@@ -1021,7 +1147,7 @@ mod x86 {
         cols: usize,
     ) -> [[f32; 32]; 12] {
         // SAFETY: AVX-512 F is enabled here.
-        unsafe { Avx512::run(a, b, 32, rows, cols) }
+        unsafe { Avx512::run(a, 0, b, 32, a.len() / 12, rows, cols) }
     }
 
     /// [`super::gemm_strided`]'s own path with the AVX-512 kernel.
