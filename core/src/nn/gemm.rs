@@ -882,6 +882,29 @@ mod x86 {
 
     use super::{blis, Product, Strides, Tile};
 
+    /// Where a kernel of `RU` rows finds step `p` of row `i` of `A`: at `row[i] + p·step`. `A`
+    /// packed in slivers `height` rows high (`a[p·height + i]`), or in place (`DIRECT_A`:
+    /// `a[i·lda + p]`, rows past `rows` pointing at row `rows − 1`). The pointers are only
+    /// computed here (wrapping); the kernels read through them inside `a` by their assertions.
+    #[inline(always)]
+    fn a_rows<const RU: usize, const DIRECT_A: bool>(
+        a: &[f32],
+        lda: usize,
+        rows: usize,
+        height: usize,
+    ) -> ([*const f32; RU], usize) {
+        let pa = a.as_ptr();
+        if DIRECT_A {
+            let last = rows.saturating_sub(1);
+            (
+                core::array::from_fn(|i| pa.wrapping_add(i.min(last) * lda)),
+                1,
+            )
+        } else {
+            (core::array::from_fn(|i| pa.wrapping_add(i)), height)
+        }
+    }
+
     /// The 6 × 16 AVX2 + FMA tile: two 8-lane rows of B, six broadcasts of A, twelve fused
     /// multiply-adds per step, the twelve accumulators in registers.
     ///
@@ -894,33 +917,37 @@ mod x86 {
     )]
     pub(super) unsafe fn fma_6x16(a: &[f32], b: &[f32]) -> [[f32; 16]; 6] {
         // SAFETY: the caller's contract; packed slivers (`ldb` = 16).
-        unsafe { fma_6x16_ld::<false>(a, b, 16) }
+        unsafe { fma_6x16_ld::<false, false>((a, 0, b, 16, a.len() / 6, 6)) }
     }
 
     /// [`fma_6x16`] on a `B` whose step `p` starts at `b[p·ldb]` (`PREFETCH`: ask for the row
-    /// [`B_AHEAD`] steps on, for a `B` read in place).
+    /// [`B_AHEAD`] steps on, for a `B` read in place), over `kc` steps, and an `A` packed
+    /// (`DIRECT_A` false: `a[p·6 + i]`) or in place (`a[min(i, rows − 1)·lda + p]`).
     ///
     /// # Safety
-    /// AVX and FMA are enabled in the caller.
+    /// AVX and FMA are enabled in the caller; `1 ≤ rows`.
     #[inline(always)]
-    unsafe fn fma_6x16_ld<const PREFETCH: bool>(
-        a: &[f32],
-        b: &[f32],
-        ldb: usize,
+    unsafe fn fma_6x16_ld<const PREFETCH: bool, const DIRECT_A: bool>(
+        (a, lda, b, ldb, kc, rows): PartArgs<'_>,
     ) -> [[f32; 16]; 6] {
         const R: usize = 6;
         const C: usize = 16;
-        let steps = a.len() / R;
-        assert!(steps == 0 || (ldb >= C && b.len() >= (steps - 1) * ldb + C));
+        assert!(kc == 0 || (ldb >= C && b.len() >= (kc - 1) * ldb + C));
+        if DIRECT_A {
+            assert!(rows >= 1 && a.len() >= (rows - 1) * lda + kc);
+        } else {
+            assert!(a.len() >= kc * R);
+        }
         let mut out = [[0.0f32; C]; R];
-        // SAFETY: for `p < steps` the loads read `a[p·6 .. p·6 + 6]` (six scalars) and
-        // `b[p·ldb .. p·ldb + 16]` (two unaligned 8-lane loads), inside both slices because
-        // `steps·6 ≤ a.len()` and `(steps − 1)·ldb + 16 ≤ b.len()` (asserted); the stores write
-        // the 16 floats of each `out` row. The caller enables AVX and FMA.
+        // SAFETY: for `p < kc` the loads read `a[p·6 + i]` (packed) or
+        // `a[min(i, rows − 1)·lda + p]` (in place), and `b[p·ldb .. p·ldb + 16]` (two unaligned
+        // 8-lane loads), inside both slices by the assertions above; the stores write the 16
+        // floats of each `out` row. The caller enables AVX and FMA.
         unsafe {
             let mut c = [[_mm256_setzero_ps(); 2]; R];
-            let (pa, pb) = (a.as_ptr(), b.as_ptr());
-            for p in 0..steps {
+            let pb = b.as_ptr();
+            let (row, step) = a_rows::<R, DIRECT_A>(a, lda, rows, R);
+            for p in 0..kc {
                 if PREFETCH {
                     // A hint; it never faults.
                     let ahead = pb.wrapping_add((p + B_AHEAD) * ldb);
@@ -928,8 +955,8 @@ mod x86 {
                 }
                 let b0 = _mm256_loadu_ps(pb.add(p * ldb));
                 let b1 = _mm256_loadu_ps(pb.add(p * ldb + 8));
-                for (i, ci) in c.iter_mut().enumerate() {
-                    let ai = _mm256_broadcast_ss(&*pa.add(p * R + i));
+                for (ci, &ri) in c.iter_mut().zip(&row) {
+                    let ai = _mm256_broadcast_ss(&*ri.add(p * step));
                     ci[0] = _mm256_fmadd_ps(ai, b0, ci[0]);
                     ci[1] = _mm256_fmadd_ps(ai, b1, ci[1]);
                 }
@@ -949,23 +976,25 @@ mod x86 {
         #[inline(always)]
         unsafe fn run(
             a: &[f32],
-            _: usize,
+            lda: usize,
             b: &[f32],
             ldb: usize,
             kc: usize,
-            _: usize,
+            rows: usize,
             _: usize,
         ) -> [[f32; 16]; 6] {
-            let a = &a[..kc * 6];
-            // SAFETY: the trait's contract (AVX2 and FMA enabled).
-            if ldb == 16 {
-                unsafe { fma_6x16_ld::<false>(a, b, ldb) }
-            } else {
-                unsafe { fma_6x16_ld::<true>(a, b, ldb) }
+            let args = (a, lda, b, ldb, kc, rows);
+            // SAFETY (every call): the trait's contract (AVX2 and FMA enabled).
+            match (ldb != 16, lda != 0) {
+                (false, false) => unsafe { fma_6x16_ld::<false, false>(args) },
+                (true, false) => unsafe { fma_6x16_ld::<true, false>(args) },
+                (false, true) => unsafe { fma_6x16_ld::<false, true>(args) },
+                (true, true) => unsafe { fma_6x16_ld::<true, true>(args) },
             }
         }
 
         const DIRECT_B: bool = true;
+        const DIRECT_A: bool = true;
     }
 
     /// The 12 × 32 AVX-512 kernel: two 16-lane rows of B, twelve broadcasts of A, 24 fused
@@ -1007,7 +1036,7 @@ mod x86 {
     ) -> [[f32; C512]; R512] {
         assert!(kc == 0 || (ldb >= C512 && b.len() >= (kc - 1) * ldb + C512));
         if DIRECT_A {
-            assert!(rows >= 1 && (kc == 0 || a.len() >= (rows - 1) * lda + kc));
+            assert!(rows >= 1 && a.len() >= (rows - 1) * lda + kc);
         } else {
             assert!(a.len() >= kc * R512);
         }
@@ -1019,14 +1048,7 @@ mod x86 {
         unsafe {
             let mut c = [[_mm512_setzero_ps(); V]; RU];
             let pb = b.as_ptr();
-            // Where row `i`'s step `p` is: `row[i] + p·step`.
-            let (row, step): ([*const f32; RU], usize) = if DIRECT_A {
-                let pa = a.as_ptr();
-                (core::array::from_fn(|i| pa.add(i.min(rows - 1) * lda)), 1)
-            } else {
-                let pa = a.as_ptr();
-                (core::array::from_fn(|i| pa.add(i)), R512)
-            };
+            let (row, step) = a_rows::<RU, DIRECT_A>(a, lda, rows, R512);
             for p in 0..kc {
                 if PREFETCH {
                     // `B` read in place: its rows are `ldb` apart (a new pair of lines each
