@@ -10,19 +10,21 @@
 //! from contiguous memory and never branches on the edge. On x86 the micro-kernel is chosen at
 //! run time by the active instruction-set level ([`kernel_at`], [`crate::cpu`]), in `no_std`
 //! builds too: a 12 × 32 AVX-512 kernel (24 accumulators; tiles at the edge of `C` sum only
-//! their used rows and columns; products of at most 208 rows read a row-major `B` in place
-//! instead of packing it, those of at most 128 columns a row-major `A`) at x86-64-v4, a 6 × 16 AVX2 + FMA kernel at x86-64-v3,
-//! and below them the build's own: an `[[f32; NR]; MR]` loop that LLVM unrolls and keeps in
-//! vector registers (SSE2, NEON, scalar on FPU-only microcontrollers), or the 6 × 16 FMA kernel
-//! where the build itself enables AVX and FMA (LLVM does not fuse multiply-adds on its own).
+//! their used rows and columns) at x86-64-v4, a 6 × 16 AVX2 + FMA kernel at x86-64-v3 (both
+//! read a row-major `B` in place instead of packing it for products of at most 208 rows, and a
+//! row-major `A` for those of at most 128 columns), and below them the build's own: an
+//! `[[f32; NR]; MR]` loop that LLVM unrolls and keeps in vector registers (SSE2, NEON, scalar
+//! on FPU-only microcontrollers), or the 6 × 16 FMA kernel where the build itself enables AVX
+//! and FMA (LLVM does not fuse multiply-adds on its own).
 //! This is the path `libmvision` runs: it allocates nothing.
 //!
 //! With the `gemm-crate` feature (std builds), products of at least [`GEMM_CRATE_MIN_FLOP`]
 //! multiply-adds are handed to the [`gemm`](https://crates.io/crates/gemm) crate, which picks
 //! AVX-512, AVX2+FMA or NEON kernels at run time and still beats the core's own kernels on some
 //! shapes (see BENCHMARKS.md); it allocates its own packing memory, so that path is not
-//! allocation-free (the CLI takes it; `libmvision` does not). The argument checks, errors and results (up to rounding) are the same on
-//! both paths. The crate cannot be told to stay below an instruction set, so while a caller
+//! allocation-free (`libmvision` never takes it; the CLI only with `MVISION_GEMM=crate`, see
+//! `set_gemm_crate`). The argument checks, errors and results (up to rounding) are the same
+//! on both paths. The crate cannot be told to stay below an instruction set, so while a caller
 //! caps the level below the CPU's ([`crate::cpu::set_cap`], `MVISION_CPU`,
 //! `mv_cpu_set_max_level`) every product takes the core's own path, as [`sgemm_portable`].
 //!
@@ -362,7 +364,7 @@ fn gemm_strided(p: &Product<'_>, c: &mut [f32], sc: Strides, pack: &mut [f32], a
         return;
     }
     // The crate picks its own instruction set (AVX-512 where the CPU has it), so a caller who
-    // capped the level below the CPU's (`cpu::set_cap`) gets the portable path instead.
+    // capped the level below the CPU's (`cpu::set_cap`) gets the core's own path instead.
     #[cfg(feature = "gemm-crate")]
     if allow_crate
         && CRATE_ON.load(core::sync::atomic::Ordering::Relaxed)
@@ -530,13 +532,13 @@ unsafe fn blis<const R: usize, const C: usize, T: Tile<R, C>>(
         beta,
     } = *p;
     let (a_pack, b_pack) = pack.split_at_mut(round_up(min(m, MC), R) * min(k, KC));
-    let direct = T::DIRECT_B && sb.cs == 1 && m <= DIRECT_B_MAX_M;
+    let direct_b = T::DIRECT_B && sb.cs == 1 && m <= DIRECT_B_MAX_M;
     let direct_a = T::DIRECT_A && sa.cs == 1 && n <= DIRECT_A_MAX_N;
     for jc in (0..n).step_by(NC) {
         let nc = min(NC, n - jc);
         for pc in (0..k).step_by(KC) {
             let kc = min(KC, k - pc);
-            let b_src = if direct {
+            let b_src = if direct_b {
                 BSource::Direct { b, sb, pc }
             } else {
                 pack_b::<C>(b, sb, pc, jc, kc, nc, b_pack);
