@@ -287,6 +287,9 @@ fn every_level_and_kernel_tile_edge() {
         (25, 65, 2),
         (11, 31, 40),
         (5, 7, 1),
+        // More than 128 columns: A is packed (fewer are read in place), 16 steps at a time.
+        (25, 161, 37),
+        (13, 130, KC + 17),
     ];
     let detected = cpu::detected();
     for level in Level::ALL.into_iter().filter(|&l| l <= detected) {

@@ -464,6 +464,24 @@ trait Tile<const R: usize, const C: usize> {
     /// Whether [`Tile::run`] takes `A` in place (row `i` at `a[i·lda ..]`): then products of
     /// few columns ([`DIRECT_A_MAX_N`]) skip packing `A`.
     const DIRECT_A: bool = false;
+
+    /// [`pack_a`] for this kernel (a kernel may pack faster with its instruction set).
+    ///
+    /// # Safety
+    /// The kernel's instruction set is enabled where it is called.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pack_a(
+        a: &[f32],
+        sa: Strides,
+        ic: usize,
+        pc: usize,
+        mc: usize,
+        kc: usize,
+        out: &mut [f32],
+    ) {
+        pack_a::<R>(a, sa, ic, pc, mc, kc, out);
+    }
 }
 
 /// Most columns of `op(B)` for which a kernel that can ([`Tile::DIRECT_A`]) reads a row-major
@@ -549,7 +567,8 @@ unsafe fn blis<const R: usize, const C: usize, T: Tile<R, C>>(
                 let a_src = if direct_a {
                     ASource::Direct { a, sa, ic, pc }
                 } else {
-                    pack_a::<R>(a, sa, ic, pc, mc, kc, a_pack);
+                    // SAFETY: the caller's contract.
+                    unsafe { T::pack_a(a, sa, ic, pc, mc, kc, a_pack) };
                     ASource::Packed(a_pack)
                 };
                 // SAFETY: the caller's contract.
@@ -1060,8 +1079,12 @@ mod x86 {
                         _mm_prefetch::<_MM_HINT_T1>(ahead.wrapping_add(16 * v).cast());
                     }
                 }
-                let bv: [__m512; V] =
-                    core::array::from_fn(|v| _mm512_loadu_ps(pb.add(p * ldb + 16 * v)));
+                // A plain loop: a closure (`array::from_fn`) would not inherit the target
+                // features, and its intrinsic could stay a call.
+                let mut bv = [_mm512_setzero_ps(); V];
+                for (v, x) in bv.iter_mut().enumerate() {
+                    *x = _mm512_loadu_ps(pb.add(p * ldb + 16 * v));
+                }
                 for (ci, &ri) in c.iter_mut().zip(&row) {
                     let ai = _mm512_set1_ps(*ri.add(p * step));
                     for (acc, &bj) in ci.iter_mut().zip(&bv) {
@@ -1145,6 +1168,72 @@ mod x86 {
 
         const DIRECT_B: bool = true;
         const DIRECT_A: bool = true;
+
+        #[inline(always)]
+        unsafe fn pack_a(
+            a: &[f32],
+            sa: Strides,
+            ic: usize,
+            pc: usize,
+            mc: usize,
+            kc: usize,
+            out: &mut [f32],
+        ) {
+            if sa.cs == 1 {
+                // SAFETY: the trait's contract (AVX-512 F enabled).
+                unsafe { pack_a_rows(a, sa.rs, ic, pc, mc, kc, out) };
+            } else {
+                super::pack_a::<R512>(a, sa, ic, pc, mc, kc, out);
+            }
+        }
+    }
+
+    /// [`super::pack_a`] into slivers of 12 rows for a row-major `op(A)` (`sa.cs` = 1, row
+    /// stride `rs`): 16 steps of the sliver's rows loaded as vectors, transposed, and stored 12
+    /// lanes a step (LLVM's row-by-row loop became scatters, one per value).
+    ///
+    /// # Safety
+    /// AVX-512 F is enabled in the caller.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pack_a_rows(
+        a: &[f32],
+        rs: usize,
+        ic: usize,
+        pc: usize,
+        mc: usize,
+        kc: usize,
+        out: &mut [f32],
+    ) {
+        for (s, sliver) in out
+            .chunks_exact_mut(R512 * kc)
+            .take(mc.div_ceil(R512))
+            .enumerate()
+        {
+            let i0 = ic + s * R512;
+            let rows = R512.min(mc - s * R512);
+            let mut src: [&[f32]; R512] = [&[]; R512];
+            for (i, row) in src.iter_mut().enumerate().take(rows) {
+                *row = &a[(i0 + i) * rs + pc..][..kc];
+            }
+            let dst = sliver.as_mut_ptr();
+            for p0 in (0..kc).step_by(16) {
+                let w = 16.min(kc - p0);
+                let m: __mmask16 = ((1u32 << w) - 1) as u16;
+                let mut r = [_mm512_setzero_ps(); 16];
+                // SAFETY: lanes `< w` of row `i < rows` are `src[i][p0 .. p0 + w]`, inside the
+                // row's `kc` values; masked-off lanes are not read. Rows past `rows` stay zero.
+                for (ri, row) in r.iter_mut().zip(&src).take(rows) {
+                    *ri = unsafe { _mm512_maskz_loadu_ps(m, row.as_ptr().add(p0)) };
+                }
+                let t = crate::nn::depthwise_channels::avx512::transpose16(r);
+                for (q, tq) in t.iter().enumerate().take(w) {
+                    // SAFETY: 12 floats at `(p0 + q)·12 ≤ (kc − 1)·12`, inside the sliver's
+                    // `12·kc`; lanes 12–15 are masked off.
+                    unsafe { _mm512_mask_storeu_ps(dst.add((p0 + q) * R512), 0x0FFF, *tq) };
+                }
+            }
+        }
     }
 
     /// The AVX2 + FMA tile, for the unit tests.
