@@ -465,22 +465,24 @@ trait Tile<const R: usize, const C: usize> {
     /// few columns ([`DIRECT_A_MAX_N`]) skip packing `A`.
     const DIRECT_A: bool = false;
 
-    /// [`pack_a`] for this kernel (a kernel may pack faster with its instruction set).
+    /// Packs one sliver of a row-major `op(A)` for this kernel: `rows[i]` is row `i`'s `kc`
+    /// steps (empty past the sliver's last row), written as `sliver[p·R + i]` (zero for the
+    /// empty rows). [`pack_a`]'s row-major case; a kernel may do it faster with its
+    /// instruction set.
     ///
     /// # Safety
     /// The kernel's instruction set is enabled where it is called.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn pack_a(
-        a: &[f32],
-        sa: Strides,
-        ic: usize,
-        pc: usize,
-        mc: usize,
-        kc: usize,
-        out: &mut [f32],
-    ) {
-        pack_a::<R>(a, sa, ic, pc, mc, kc, out);
+    unsafe fn pack_rows(rows: &[&[f32]; R], kc: usize, sliver: &mut [f32]) {
+        for (i, row) in rows.iter().enumerate() {
+            if row.is_empty() {
+                sliver[i..].iter_mut().step_by(R).for_each(|x| *x = 0.0);
+            } else {
+                for (dst, &v) in sliver[i..].iter_mut().step_by(R).zip(&row[..kc]) {
+                    *dst = v;
+                }
+            }
+        }
     }
 }
 
@@ -568,7 +570,7 @@ unsafe fn blis<const R: usize, const C: usize, T: Tile<R, C>>(
                     ASource::Direct { a, sa, ic, pc }
                 } else {
                     // SAFETY: the caller's contract.
-                    unsafe { T::pack_a(a, sa, ic, pc, mc, kc, a_pack) };
+                    unsafe { pack_a::<R, C, T>(a, sa, ic, pc, mc, kc, a_pack) };
                     ASource::Packed(a_pack)
                 };
                 // SAFETY: the caller's contract.
@@ -607,8 +609,13 @@ fn scale(m: usize, n: usize, beta: f32, c: &mut [f32], sc: Strides) {
 /// at `s·MR·kc + p·MR + i`; rows past `mc` are zero. Contiguous rows or columns of `op(A)` are
 /// read as slices: a general strided loop is vectorised by LLVM into gathers and scatters on
 /// AVX-512, ten times slower than these copies.
+///
+/// # Safety
+/// `T`'s instruction set is enabled in the caller (its [`Tile::pack_rows`] packs the
+/// row-major case).
 #[inline(always)]
-fn pack_a<const MR: usize>(
+#[allow(clippy::too_many_arguments, unsafe_code)]
+unsafe fn pack_a<const MR: usize, const NR: usize, T: Tile<MR, NR>>(
     a: &[f32],
     sa: Strides,
     ic: usize,
@@ -625,16 +632,12 @@ fn pack_a<const MR: usize>(
         let i0 = ic + s * MR;
         let rows = min(MR, mc - s * MR);
         if sa.cs == 1 {
-            for i in 0..MR {
-                if i < rows {
-                    let src = &a[(i0 + i) * sa.rs + pc..][..kc];
-                    for (dst, &v) in sliver[i..].iter_mut().step_by(MR).zip(src) {
-                        *dst = v;
-                    }
-                } else {
-                    sliver[i..].iter_mut().step_by(MR).for_each(|x| *x = 0.0);
-                }
+            let mut src: [&[f32]; MR] = [&[]; MR];
+            for (i, row) in src.iter_mut().enumerate().take(rows) {
+                *row = &a[(i0 + i) * sa.rs + pc..][..kc];
             }
+            // SAFETY: the caller's contract.
+            unsafe { T::pack_rows(&src, kc, sliver) };
         } else if sa.rs == 1 {
             for (p, col) in sliver.chunks_exact_mut(MR).enumerate() {
                 col[..rows].copy_from_slice(&a[(pc + p) * sa.cs + i0..][..rows]);
@@ -1169,67 +1172,28 @@ mod x86 {
         const DIRECT_B: bool = true;
         const DIRECT_A: bool = true;
 
+        /// 16 steps of the sliver's rows loaded as vectors, transposed, and stored 12 lanes a
+        /// step (the default loop's strided stores became scatters, one per value).
         #[inline(always)]
-        unsafe fn pack_a(
-            a: &[f32],
-            sa: Strides,
-            ic: usize,
-            pc: usize,
-            mc: usize,
-            kc: usize,
-            out: &mut [f32],
-        ) {
-            if sa.cs == 1 {
-                // SAFETY: the trait's contract (AVX-512 F enabled).
-                unsafe { pack_a_rows(a, sa.rs, ic, pc, mc, kc, out) };
-            } else {
-                super::pack_a::<R512>(a, sa, ic, pc, mc, kc, out);
-            }
-        }
-    }
-
-    /// [`super::pack_a`] into slivers of 12 rows for a row-major `op(A)` (`sa.cs` = 1, row
-    /// stride `rs`): 16 steps of the sliver's rows loaded as vectors, transposed, and stored 12
-    /// lanes a step (LLVM's row-by-row loop became scatters, one per value).
-    ///
-    /// # Safety
-    /// AVX-512 F is enabled in the caller.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn pack_a_rows(
-        a: &[f32],
-        rs: usize,
-        ic: usize,
-        pc: usize,
-        mc: usize,
-        kc: usize,
-        out: &mut [f32],
-    ) {
-        for (s, sliver) in out
-            .chunks_exact_mut(R512 * kc)
-            .take(mc.div_ceil(R512))
-            .enumerate()
-        {
-            let i0 = ic + s * R512;
-            let rows = R512.min(mc - s * R512);
-            let mut src: [&[f32]; R512] = [&[]; R512];
-            for (i, row) in src.iter_mut().enumerate().take(rows) {
-                *row = &a[(i0 + i) * rs + pc..][..kc];
-            }
+        unsafe fn pack_rows(rows: &[&[f32]; R512], kc: usize, sliver: &mut [f32]) {
+            assert!(
+                sliver.len() >= R512 * kc && rows.iter().all(|r| r.is_empty() || r.len() >= kc)
+            );
             let dst = sliver.as_mut_ptr();
             for p0 in (0..kc).step_by(16) {
                 let w = 16.min(kc - p0);
                 let m: __mmask16 = ((1u32 << w) - 1) as u16;
                 let mut r = [_mm512_setzero_ps(); 16];
-                // SAFETY: lanes `< w` of row `i < rows` are `src[i][p0 .. p0 + w]`, inside the
-                // row's `kc` values; masked-off lanes are not read. Rows past `rows` stay zero.
-                for (ri, row) in r.iter_mut().zip(&src).take(rows) {
+                // SAFETY: lanes `< w` of a non-empty row are `row[p0 .. p0 + w]`, inside its `kc`
+                // values (asserted); masked-off lanes are not read. Empty rows stay zero.
+                for (ri, row) in r.iter_mut().zip(rows).filter(|(_, row)| !row.is_empty()) {
                     *ri = unsafe { _mm512_maskz_loadu_ps(m, row.as_ptr().add(p0)) };
                 }
-                let t = crate::nn::depthwise_channels::avx512::transpose16(r);
+                // SAFETY: the trait's contract (AVX-512 F enabled).
+                let t = unsafe { crate::nn::depthwise_channels::avx512::transpose16(r) };
                 for (q, tq) in t.iter().enumerate().take(w) {
                     // SAFETY: 12 floats at `(p0 + q)·12 ≤ (kc − 1)·12`, inside the sliver's
-                    // `12·kc`; lanes 12–15 are masked off.
+                    // `12·kc` (asserted); lanes 12–15 are masked off.
                     unsafe { _mm512_mask_storeu_ps(dst.add((p0 + q) * R512), 0x0FFF, *tq) };
                 }
             }
