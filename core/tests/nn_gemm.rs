@@ -274,8 +274,9 @@ fn small_and_prime_shapes_all_layouts_and_scalars() {
 
 /// The core's own path at every instruction-set level this CPU has (each runs its own
 /// micro-kernel, `gemm::kernel_at`: on x86 the 12 × 32 AVX-512, 6 × 16 AVX2 + FMA and
-/// portable ones), on shapes around each kernel's tile, every layout and scalar case. Other
-/// tests of this binary may run meanwhile at whichever level is set: they check tolerances only.
+/// portable ones, on AArch64 the 8 × 12 NEON one), on shapes around each kernel's tile, every
+/// layout and scalar case. Other tests of this binary may run meanwhile at whichever level is
+/// set: they check tolerances only.
 #[test]
 fn every_level_and_kernel_tile_edge() {
     let mut rng = Rng::new(0x6e6e_6765_6d6d_0003);
@@ -287,6 +288,7 @@ fn every_level_and_kernel_tile_edge() {
         (25, 65, 2),
         (11, 31, 40),
         (5, 7, 1),
+        (9, 25, KC + 1),
         // More than 128 columns: A is packed (fewer are read in place), 16 steps at a time.
         (25, 161, 37),
         (13, 130, KC + 17),

@@ -54,11 +54,12 @@ pub enum Transpose {
 // --- Blocking parameters, per target --------------------------------------------------------
 //
 // MR × NR accumulators must fit the register file with room for one row of B and a broadcast of
-// A: x86 AVX (and AVX-512 builds, which use the same 8-lane FMA kernel; std builds reach AVX-512
-// through the gemm crate) 16 × 8 lanes (6 × 16 = 12 registers of accumulators), SSE2 16 × 4
-// lanes (6 × 8 = 12), AArch64 NEON 32 × 4 lanes (8 × 8 = 16); FPU-only cores (Cortex-M4F: 32
-// single registers) get 4 × 4. KC is chosen so that
-// one A sliver and one B sliver (MR·KC + KC·NR floats) stay in a 32–48 KiB L1, MC so that the
+// A. The build's own kernel (`block`): x86 AVX builds 16 × 8 lanes (6 × 16 = 12 registers of
+// accumulators), SSE2 16 × 4 lanes (6 × 8 = 12), AArch64 NEON 32 × 4 lanes (8 × 12 = 24, the
+// explicit `neon` kernel: two vectors of A, three of B, multiply-adds by lane); FPU-only cores
+// (Cortex-M4F: 32 single registers) get 4 × 4. On x86 the run-time kernels add 6 × 16 (AVX2 +
+// FMA) and 12 × 32 (AVX-512, 32 × 16 lanes), which set `MR` and `NR` there. KC is chosen so
+// that one A sliver and one B sliver (MR·KC + KC·NR floats) stay in a 32–48 KiB L1, MC so that the
 // packed A block (MC·KC) stays in L2, NC so that the packed B panel (KC·NC) stays in L3.
 
 #[cfg(all(
@@ -80,7 +81,7 @@ mod block {
 #[cfg(target_arch = "aarch64")]
 mod block {
     pub const MR: usize = 8;
-    pub const NR: usize = 8;
+    pub const NR: usize = 12;
 }
 #[cfg(not(any(target_arch = "x86_64", target_arch = "x86", target_arch = "aarch64")))]
 mod block {
@@ -120,7 +121,7 @@ pub const MC: usize = 32;
 /// Column block of B (a multiple of [`NR`]): the packed `KC × NC` panel stays in L3 (or, on
 /// microcontrollers, keeps the packing buffer at 48 KiB).
 #[cfg(target_pointer_width = "64")]
-pub const NC: usize = 2048;
+pub const NC: usize = 2048usize.div_ceil(NR) * NR;
 /// Column block of B (a multiple of [`NR`]): the packed `KC × NC` panel stays in L3 (or, on
 /// microcontrollers, keeps the packing buffer at 48 KiB).
 #[cfg(not(target_pointer_width = "64"))]
@@ -147,8 +148,8 @@ const _: () = assert!(MR >= block::MR && NR >= block::NR);
 
 /// Length in `f32` elements of the `pack` buffer that [`sgemm`] needs for an `m × n × k` product:
 /// one packed `min(m, MC) × min(k, KC)` block of A and one `min(k, KC) × min(n, NC)` panel of B,
-/// each rounded up to whole slivers. At most `(MC + NC)·KC` (1 114 112 bytes on 64-bit targets,
-/// 49 152 bytes on 32-bit ones), whatever the shape.
+/// each rounded up to whole slivers. At most `(MC + NC)·KC` (2 232 320 bytes on x86-64 and
+/// AArch64, 49 152 bytes on 32-bit targets), whatever the shape.
 /// 0 when `m`, `n` or `k` is 0 (nothing is multiplied).
 pub const fn gemm_pack_len(m: usize, n: usize, k: usize) -> usize {
     if m == 0 || n == 0 || k == 0 {
@@ -403,7 +404,8 @@ fn gemm_strided(p: &Product<'_>, c: &mut [f32], sc: Strides, pack: &mut [f32], a
 
 /// The micro-kernel [`sgemm`]'s own path runs at `level` on this target: on x86 the 12 × 32
 /// AVX-512 kernel at x86-64-v4, the 6 × 16 AVX2 + FMA kernel at x86-64-v3, below them the
-/// build's own ([`MR`] × [`NR`] or smaller, portable unless the build enables AVX and FMA).
+/// build's own ([`MR`] × [`NR`] or smaller, portable unless the build enables AVX and FMA); on
+/// AArch64 the 8 × 12 NEON kernel at every level; elsewhere the portable one.
 /// Kernels sum each product in the same order; they differ in rounding only where one fuses
 /// the multiply-add and another does not.
 pub fn kernel_at(level: crate::cpu::Level) -> Kernel {
@@ -417,6 +419,9 @@ pub fn kernel_at(level: crate::cpu::Level) -> Kernel {
         }
     }
     let _ = level;
+    if cfg!(target_arch = "aarch64") {
+        return Kernel::Neon;
+    }
     Kernel::Portable
 }
 
@@ -431,6 +436,9 @@ pub enum Kernel {
     /// x86: 12 × 32 with AVX-512 fused multiply-adds (two 16-lane rows of `B`, twelve
     /// broadcasts, 24 accumulators).
     Avx512,
+    /// AArch64: 8 × 12 with NEON fused multiply-adds by lane (three 4-lane vectors of `B`, two
+    /// of `A`, 24 accumulators); `B` read in place for products of few rows.
+    Neon,
 }
 
 /// A register micro-kernel: the `R × C` tile `acc[i][j] = Σ_p a[p·R + i]·b[p·C + j]`, `p` below
@@ -506,22 +514,31 @@ const DIRECT_A_MAX_N: usize = 128;
 /// session).
 const DIRECT_B_MAX_M: usize = 208;
 
-/// The build's own kernel ([`Micro::run`]).
+/// The build's own kernel ([`Micro::run`]; on AArch64 the NEON kernel, which also reads `B`
+/// in place).
 struct Built;
 
 #[allow(unsafe_code)]
 impl Tile<{ block::MR }, { block::NR }> for Built {
+    const DIRECT_B: bool = cfg!(target_arch = "aarch64");
+
     #[inline(always)]
     unsafe fn run(
         a: &[f32],
         _: usize,
         b: &[f32],
-        _: usize,
+        ldb: usize,
         kc: usize,
         _: usize,
         _: usize,
     ) -> [[f32; block::NR]; block::MR] {
-        Micro::run(&a[..kc * block::MR], &b[..kc * block::NR])
+        #[cfg(target_arch = "aarch64")]
+        return neon::tile_8x12(a, b, ldb, kc);
+        #[cfg(not(target_arch = "aarch64"))]
+        {
+            let _ = ldb; // packed slivers only: `ldb` = NR
+            Micro::run(&a[..kc * block::MR], &b[..kc * block::NR])
+        }
     }
 }
 
@@ -833,15 +850,19 @@ fn store_row(c: &mut [f32], acc: &[f32], alpha: f32, beta: Option<f32>) {
 }
 
 /// The register micro-kernel: `MR × NR` tile of `Σ_p a[p]·b[p]ᵀ` over packed slivers.
+/// (AArch64 builds run `neon::tile_8x12` instead; their unit tests still check these.)
+#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 pub(crate) struct Micro;
 
 /// Whether this build uses the explicit AVX + FMA micro-kernel (`Micro::avx_fma`, compiled only there).
+#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 const AVX_FMA: bool = cfg!(all(
     any(target_arch = "x86_64", target_arch = "x86"),
     target_feature = "avx",
     target_feature = "fma"
 ));
 
+#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 impl Micro {
     /// `acc[i][j] = Σ_p a[p·MR + i] · b[p·NR + j]` over the slivers' common length: the explicit
     /// AVX + FMA kernel where the build enables both, the portable one elsewhere.
@@ -1253,6 +1274,61 @@ mod x86 {
     }
 }
 
+/// The AArch64 micro-kernel (NEON is part of the base instruction set there).
+#[cfg(target_arch = "aarch64")]
+#[allow(unsafe_code)]
+mod neon {
+    use core::arch::aarch64::*;
+
+    /// The 8 × 12 tile `acc[i][j] = Σ_p a[p·8 + i]·b[p·ldb + j]`, `p` below `kc`: per step two
+    /// 4-lane vectors of the packed `A` sliver and three of `B` (a packed sliver, `ldb` = 12,
+    /// or in place), and 24 fused multiply-adds of a `B` vector by one lane of `A` into 24
+    /// accumulator registers.
+    ///
+    /// # Panics
+    /// If `a` holds fewer than `8·kc` elements or `b` fewer than `(kc − 1)·ldb + 12`.
+    #[inline(always)]
+    pub(super) fn tile_8x12(a: &[f32], b: &[f32], ldb: usize, kc: usize) -> [[f32; 12]; 8] {
+        assert!(a.len() >= 8 * kc && (kc == 0 || b.len() >= (kc - 1) * ldb + 12));
+        let mut out = [[0.0f32; 12]; 8];
+        // SAFETY: NEON is part of AArch64's base instruction set; every load below reads step
+        // `p < kc` at `a[8p .. 8p + 8]` and `b[p·ldb .. p·ldb + 12]`, inside the slices by the
+        // assertion; the stores write `out`'s rows of 12.
+        unsafe {
+            let zero = vdupq_n_f32(0.0);
+            let mut acc = [[zero; 3]; 8];
+            let (mut pa, mut pb) = (a.as_ptr(), b.as_ptr());
+            for _ in 0..kc {
+                let (a0, a1) = (vld1q_f32(pa), vld1q_f32(pa.add(4)));
+                let bv = [vld1q_f32(pb), vld1q_f32(pb.add(4)), vld1q_f32(pb.add(8))];
+                macro_rules! row {
+                    ($i:literal, $a:ident, $lane:literal) => {
+                        for (acc, &b) in acc[$i].iter_mut().zip(&bv) {
+                            *acc = vfmaq_laneq_f32::<$lane>(*acc, b, $a);
+                        }
+                    };
+                }
+                row!(0, a0, 0);
+                row!(1, a0, 1);
+                row!(2, a0, 2);
+                row!(3, a0, 3);
+                row!(4, a1, 0);
+                row!(5, a1, 1);
+                row!(6, a1, 2);
+                row!(7, a1, 3);
+                pa = pa.wrapping_add(8);
+                pb = pb.wrapping_add(ldb);
+            }
+            for (row, acc) in out.iter_mut().zip(&acc) {
+                for (dst, &v) in row.chunks_exact_mut(4).zip(acc) {
+                    vst1q_f32(dst.as_mut_ptr(), v);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Whether [`sgemm`] may hand products to the `gemm` crate ([`set_gemm_crate`]).
 #[cfg(feature = "gemm-crate")]
 static CRATE_ON: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(true);
@@ -1495,6 +1571,17 @@ mod tests {
         }
     }
 
+    /// The packing buffer's bound in [`gemm_pack_len`]'s documentation.
+    #[test]
+    fn pack_len_bound() {
+        let most = gemm_pack_len(usize::MAX / 4, usize::MAX / 4, usize::MAX / 4);
+        assert_eq!(most, (MC + NC) * KC);
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        assert_eq!(most * 4, 2_232_320);
+        #[cfg(target_pointer_width = "32")]
+        assert_eq!(most * 4, 49_152);
+    }
+
     /// Every micro-kernel this CPU runs (the build's own, and on x86 the run-time AVX2 + FMA
     /// and AVX-512 ones) against exact sums, on random slivers of 0 to `KC + 3` steps.
     #[test]
@@ -1515,6 +1602,19 @@ mod tests {
             let (ab, bb) = (&a[..block::MR * kc], &b[..block::NR * kc]);
             check_tile(ab, bb, &Micro::portable(ab, bb));
             check_tile(ab, bb, &Micro::run(ab, bb));
+            #[cfg(target_arch = "aarch64")]
+            {
+                check_tile(ab, bb, &neon::tile_8x12(ab, bb, block::NR, kc));
+                // `B` in place: step `p` at `p·ldb`, rows longer than the tile.
+                const LDB: usize = block::NR + 5;
+                let mut wide = [0.0f32; LDB * (KC + 3)];
+                wide.iter_mut().for_each(|x| *x = next());
+                let direct = &wide[..kc.saturating_sub(1) * LDB + block::NR];
+                let packed: [f32; NR * (KC + 3)] =
+                    core::array::from_fn(|x| wide[x / block::NR * LDB + x % block::NR]);
+                let bp = &packed[..block::NR * kc];
+                check_tile(ab, bp, &neon::tile_8x12(ab, direct, LDB, kc));
+            }
             #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
             {
                 let level = crate::cpu::detected();
