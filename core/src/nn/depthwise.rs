@@ -24,7 +24,7 @@
 //! [`ConvMethod::Direct`](super::conv::ConvMethod::Direct) (LLVM vectorises stride 1 across
 //! outputs, separate multiply and add), border columns scalar. Results agree within `f32`
 //! rounding, not bit for bit, across levels (fused multiply-adds, summation order).
-//! [`avx512::taps`] and its masks also serve the 3-wide max pooling of `pool`.
+//! `avx512::taps` and its masks also serve the 3-wide max pooling of `pool`.
 //!
 //! Where x86-64-v3 is the highest level (AVX2, no AVX-512), the portable loops run with their
 //! interiors 8 outputs per vector, and "same" stride-1 planes of at most 1024 pixels as one

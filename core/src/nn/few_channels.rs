@@ -49,7 +49,7 @@ const MAX_KSIDE: usize = 16;
 /// applies where one row's ring fits (ResNet-18's first layer needs 5 376); the driver takes
 /// groups of 3 or 2 rows where theirs fits (ResNet-18's: 8 448 for 3).
 const MAX_RING: usize = 12288;
-/// Most output rows whose tiles run as one sequence ([`x86`]'s `drive`).
+/// Most output rows whose tiles run as one sequence (`x86`'s `drive`).
 #[cfg_attr(
     not(any(target_arch = "x86", target_arch = "x86_64")),
     allow(dead_code)

@@ -133,8 +133,8 @@ impl Planes {
 
 /// Working memory in `f32` elements: 16 planes each of `U` (`oc·c`), `V` (`c·T`) and `M`
 /// (`T·oc`), each plane rounded up by [`plane_stride`], and the packing of one `T × oc × c`
-/// product, with `c`, `oc` per group and `T` the batch's tiles; where the strips of [`fused`]
-/// run, the planes of `U` and their [`fused::workspace_len`] instead.
+/// product, with `c`, `oc` per group and `T` the batch's tiles; where the strips of `fused`
+/// run, the planes of `U` and their `fused::workspace_len` instead.
 pub(crate) fn workspace_len(s: &Conv2dShape, d: &ConvDims) -> Result<usize> {
     if !applies(s) {
         return Err(Error::InvalidArgument);
@@ -324,7 +324,7 @@ fn plane_products(
     Ok(())
 }
 
-/// [`fused::workspace_len`] (0 where there is no such path).
+/// `fused::workspace_len` (0 where there is no such path).
 fn fused_len(c: usize) -> usize {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     {
@@ -338,7 +338,7 @@ fn fused_len(c: usize) -> usize {
 }
 
 /// Whether [`conv`] and [`conv_prepared`] run `s` (output `d`) through the strips of
-/// [`fused`] (x86-64-v4 active, [`fused::applies`]), both alike: `conv` transforms all output
+/// `fused` (x86-64-v4 active, `fused::applies`), both alike: `conv` transforms all output
 /// channels of a group at once for them, so only where that is its block ([`oc_block`]).
 pub(crate) fn fused_runs(s: &Conv2dShape, d: &ConvDims) -> bool {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
@@ -358,7 +358,7 @@ pub(crate) fn fused_runs(s: &Conv2dShape, d: &ConvDims) -> bool {
 /// [`conv`] with weights already transformed by [`prepare_weights`] (`prepared`,
 /// [`prepared_len`] elements) and `ws` of [`prepared_workspace_len`]: one `T × oc × c` product
 /// per transform element, straight from the prepared planes; or, where [`fused_runs`], strip
-/// by strip ([`fused`]), which also clamps the outputs to `clamp`. Returns whether it clamped
+/// by strip (`fused`), which also clamps the outputs to `clamp`. Returns whether it clamped
 /// (else the caller applies the activation).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn conv_prepared(
@@ -409,7 +409,7 @@ const LANES: usize = 16;
 /// arithmetic runs across the lanes (vectorised). Kernel by kernel, with 256 strided read
 /// streams (or writes spread over 16·c lines), the transform took longer than the GEMMs.
 /// Where the CPU runs AVX-512, whole groups of 16 output channels gather their kernels' taps
-/// with `vgatherdps` ([`avx512::transform_weights`]); the same arithmetic, so the same bits.
+/// with `vgatherdps` (`avx512::transform_weights`); the same arithmetic, so the same bits.
 fn transform_weights(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32]) {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
     if super::blocked::fast() && avx512::gathers_fit(c) {
@@ -539,7 +539,7 @@ fn patch(xc: &[f32], h: usize, w: usize, iy0: isize, ix0: isize) -> [[f32; 4]; 4
 /// `V[ξ][t][i] = (Bᵀ d B)[ξ]` for tile `t` (of image `b` at `(b·th + ty)·tw + tx`) and input
 /// channel `i` of group `g`, planes `stride` apart, zeros outside the input. Channels innermost,
 /// so that each tile writes 16 sequential streams. Where the CPU runs AVX-512, 16 channels at a
-/// time gather each patch element from their 16 planes ([`avx512::transform_input`]); the same
+/// time gather each patch element from their 16 planes (`avx512::transform_input`); the same
 /// arithmetic, so the same bits.
 fn transform_input(
     s: &Conv2dShape,
@@ -611,7 +611,7 @@ fn transform_input_body(
 /// apart), dropping a partial tile's outputs past the edge. [`LANES`] output channels at a
 /// time: each plane's values for them are contiguous, and the arithmetic runs across lanes.
 /// Where the CPU runs AVX-512, each output of a tile goes to its 16 channel planes in one
-/// scatter ([`avx512::transform_output`]); the same arithmetic, so the same bits.
+/// scatter (`avx512::transform_output`); the same arithmetic, so the same bits.
 #[allow(clippy::too_many_arguments)]
 fn transform_output(
     s: &Conv2dShape,
