@@ -34,6 +34,11 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 step "core for bare metal (thumbv7em-none-eabihf)"
 cargo build -p mvision-core --release --locked --target thumbv7em-none-eabihf
 
+step "clippy and rustdoc of the core for aarch64 (its NEON code compiles only there)"
+cargo clippy -p mvision-core --all-targets --locked --target aarch64-unknown-linux-gnu -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc -p mvision-core --no-deps --locked --quiet \
+  --target aarch64-unknown-linux-gnu
+
 step "libmvision cross-build for Jetson (aarch64-unknown-linux-gnu)"
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
   cargo build -p mvision-ffi --release --locked --target aarch64-unknown-linux-gnu
