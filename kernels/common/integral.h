@@ -767,7 +767,8 @@ MV_KERNEL_LEAN mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_strid
  *     memory so that the stores are coalesced.
  * That is the walk, in mv_integral_lookback_walk_u8 / _walk_sq_u8. In mv_integral_lookback_u8 /
  * _sq_u8, B and C are replaced by the direct sums (MV_LB_DIRECT_SUMS below): phase A also
- * publishes the tile's total, and nothing else is published. Each way is its own kernel, so
+ * publishes the tile's total and counts the tile in flag_col[ty] (the finished tiles of its row
+ * of tiles: flag_col is unused otherwise), and nothing else is published. Each way is its own kernel, so
  * neither holds the other's code (registers); the host picks one per image size.
  * A work-group only waits on tiles of smaller index, whose work-groups are running or done, so
  * the waits end. Flags are stored after MV_FENCE_GLOBAL and read (like the data they guard)
@@ -877,24 +878,28 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
 /* Direct sums (the kernels without _walk_ in their names; the host runs them on images of at
  * most INTEGRAL_LOOKBACK_DIRECT_MAX_SIDE tiles a side, the walks on larger ones): no inclusive
  * sums and a single publication. Each work-group publishes its tile's row sums,
- * column sums and total (left_tot[g]) once (flag_row = 1), waits until every tile above-left of
- * it has (all of them started earlier), then adds their sums directly: left[r] over the tiles
- * left of it in its row, above[c] over those above it in its column, the corner over the
- * rectangle above-left (spread over the work-items, then reduced). The loads are independent
- * of each other, so they are in flight together, where the walks below chain up to four
- * publications per tile; but they grow with the tiles above-left (at 3840 x 2160, 30 x 34
- * tiles: at most 1019 flags and totals over 128 work-items, 29 row and 33 column sums each),
- * hence the walks on images wider or taller than the bound. */
+ * column sums and total (left_tot[g]) once (flag_row = 1, then flag_col[ty] += 1), waits until
+ * every row of tiles above its own has finished (flag_col[i] = ntx; all their tiles started
+ * earlier) and the tiles left of it in its row have published, one word per work-item, all
+ * polled at once (polling every tile of the rectangle, a work-item waited a round trip per
+ * flag, up to 9 at 4K, where the kernel took 1.2x as long), then adds their sums
+ * directly: left[r] over the tiles left of it in its row, above[c] over those above it in its
+ * column, the corner over the rectangle above-left (spread over the warps and lanes, then
+ * reduced). The loads are independent of each other and unrolled MV_LB_DBATCH at a time, so
+ * they are in flight together, where the walks below chain up to four publications per tile;
+ * but they grow with the tiles above-left (at 3840 x 2160, 30 x 34 tiles: at most 957 totals
+ * over 128 work-items, 29 row and 33 column sums each), hence the walks on images wider or
+ * taller than the bound. */
 #define MV_LB_DBATCH 8
 #define MV_LB_DIRECT_SUMS(T)                                                                  \
     {                                                                                         \
         /* Trip counts 0 unless direct_, barriers always (uniform for PoCL).  */              \
         int dtx_ = direct_ ? tx : 0;                                                          \
         int dty_ = direct_ ? ty : 0;                                                          \
-        int rect_ = direct_ ? (ty + 1) * (tx + 1) - 1 : 0; /* above-left, own tile excluded */\
-        for (int q_ = lid; q_ < rect_; q_ += MV_LB_N) {                                       \
-            MV_GLOBAL mv_u32* fp_ = flag_row + (q_ / (tx + 1)) * ntx + q_ % (tx + 1);         \
-            while (MV_VLOAD(mv_u32, fp_) == 0u) {                                             \
+        for (int q_ = lid; q_ < (direct_ ? ty + tx : 0); q_ += MV_LB_N) {                     \
+            MV_GLOBAL mv_u32* fp_ = q_ < ty ? flag_col + q_ : flag_row + ty * ntx + q_ - ty;  \
+            mv_u32 want_ = q_ < ty ? (mv_u32)ntx : 1u;                                        \
+            while (MV_VLOAD(mv_u32, fp_) != want_) {                                          \
             }                                                                                 \
         }                                                                                     \
         MV_FENCE_GLOBAL();                                                                    \
@@ -916,10 +921,18 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
                 above += i_ < ty ? MV_VLOAD(T, col_agg + (i_ * ntx + tx) * MV_LB_W + lid) : (T)0;\
             }                                                                                 \
         }                                                                                     \
+        /* The corner: warp wv takes the tile rows wv, wv + MV_LB_WARPS, ..., lane lx the     */\
+        /* tile columns lx, lx + 32, ...; MV_LB_DBATCH loads in flight at once.                */\
         T cp_ = 0;                                                                            \
-        int nc_ = dty_ * dtx_;                                                                \
-        for (int q_ = lid; q_ < nc_; q_ += MV_LB_N) {                                         \
-            cp_ += MV_VLOAD(T, left_tot + (q_ / tx) * ntx + q_ % tx);                         \
+        for (int j0_ = 0; j0_ < dtx_; j0_ += MV_ILANES) {                                     \
+            int j_ = j0_ + lx;                                                                \
+            for (int i0_ = 0; i0_ < dty_; i0_ += MV_LB_WARPS * MV_LB_DBATCH) {                \
+                MV_UNROLL for (int k_ = 0; k_ < MV_LB_DBATCH; ++k_)                           \
+                {                                                                             \
+                    int i_ = i0_ + k_ * MV_LB_WARPS + wv;                                     \
+                    cp_ += i_ < ty && j_ < tx ? MV_VLOAD(T, left_tot + i_ * ntx + j_) : (T)0; \
+                }                                                                             \
+            }                                                                                 \
         }                                                                                     \
         T ex_;                                                                                \
         MV_ILANE_EXCL(T, cp_, ex_, tot);                                                      \
@@ -1034,6 +1047,9 @@ MV_INLINE mv_u32 mv_lb_load4(MV_GLOBAL const mv_u8* src, int src_stride, int wid
         }                                                                                     \
     }                                                                                         \
     MV_LB_PUBLISH_IF(1, flag_row, 1u);                                                        \
+    if (direct_ && lid == 0) {                                                                \
+        MV_ATOMIC_INC(flag_col + ty);                                                         \
+    }                                                                                         \
     /* B: the sums of the tile's rows left of x0, and their scan down the rows (ecol). */     \
     T left = 0;                                                                               \
     T above = 0;                                                                              \
