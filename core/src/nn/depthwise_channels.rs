@@ -211,16 +211,17 @@ unsafe fn drive<K: Lanes>(
         let c0 = i0 % s.c_out;
         let x = input[i0 * hw..][..l * hw].as_ptr();
         let y = output[i0 * ohw..][..l * ohw].as_mut_ptr();
-        let k: [K::V; 9] = core::array::from_fn(|t| {
-            let lane: [f32; 16] = core::array::from_fn(|j| {
-                if j < l {
-                    weights[(c0 + j) * 9 + t]
-                } else {
-                    0.0
-                }
-            });
-            unsafe { K::load(&lane) }
-        });
+        // The taps as vectors, built in plain loops: a closure here would not inherit the
+        // entry point's target features, so it was compiled apart, as scalar code called nine
+        // times a block (AVX-512: 14² and 7² layers 10-19 % slower).
+        let mut k = [zero; 9];
+        for (t, kt) in k.iter_mut().enumerate() {
+            let mut lane = [0.0f32; 16];
+            for (j, v) in lane[..l].iter_mut().enumerate() {
+                *v = weights[(c0 + j) * 9 + t];
+            }
+            *kt = unsafe { K::load(&lane) };
+        }
         let b = match bias {
             Some(b) => unsafe { K::load(&b[c0..][..l]) },
             None => zero,
