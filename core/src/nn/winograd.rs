@@ -408,11 +408,12 @@ const LANES: usize = 16;
 /// the reads are 16 sequential streams, each step writes one 64-byte line per plane, and the
 /// arithmetic runs across the lanes (vectorised). Kernel by kernel, with 256 strided read
 /// streams (or writes spread over 16·c lines), the transform took longer than the GEMMs.
-/// Where the CPU runs AVX-512, whole groups of 16 output channels gather their kernels' taps
-/// with `vgatherdps` (`avx512::transform_weights`); the same arithmetic, so the same bits.
+/// Where the CPU runs AVX-512, whole groups of 16 output channels load their kernels one per
+/// vector and transpose them into taps (`avx512::transform_weights`); the same arithmetic, so
+/// the same bits.
 fn transform_weights(w: &[f32], c: usize, oc: usize, stride: usize, u: &mut [f32]) {
     #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
-    if super::blocked::fast() && avx512::gathers_fit(c) {
+    if super::blocked::fast() {
         // SAFETY: x86-64-v4 is active, so this CPU and OS support AVX-512 F/BW/DQ/VL, AVX2 and
         // FMA (`cpu::detect`).
         #[allow(unsafe_code)]
