@@ -114,8 +114,8 @@ pub(super) fn transform_input(
 /// [`super::transform_weights`] for the whole groups of [`LANES`] output channels; returns
 /// the first output channel it left (a multiple of [`LANES`]). The 16 kernels `(o0 + l, i)`
 /// are loaded one per vector and transposed, so that tap `j` is one vector; `plus` and `minus`
-/// are the portable
-/// `weight_transform_lanes`' `0.5·((a + b) + c)` and `0.5·((a − b) + c)`, in that order.
+/// are the portable `weight_transform_lanes`' `0.5·((a + b) + c)` and `0.5·((a − b) + c)`, in
+/// that order.
 #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
 pub(super) fn transform_weights(
     w: &[f32],
