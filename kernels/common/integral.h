@@ -768,8 +768,8 @@ MV_KERNEL_LEAN mv_integral_tiles_sq_u8(MV_GLOBAL const mv_u8* src, int src_strid
  * That is the walk, in mv_integral_lookback_walk_u8 / _walk_sq_u8. In mv_integral_lookback_u8 /
  * _sq_u8, B and C are replaced by the direct sums (MV_LB_DIRECT_SUMS below): phase A also
  * publishes the tile's total and counts the tile in flag_col[ty] (the finished tiles of its row
- * of tiles: flag_col is unused otherwise), and nothing else is published. Each way is its own kernel, so
- * neither holds the other's code (registers); the host picks one per image size.
+ * of tiles: flag_col is unused otherwise), and nothing else is published. Each way is its own
+ * kernel, so neither holds the other's code (registers); the host picks one per image size.
  * A work-group only waits on tiles of smaller index, whose work-groups are running or done, so
  * the waits end. Flags are stored after MV_FENCE_GLOBAL and read (like the data they guard)
  * with MV_VLOAD. The last work-group to finish (ctl[1] counts them) zeroes the control words,
