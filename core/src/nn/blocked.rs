@@ -100,15 +100,24 @@ pub(crate) fn prepare_weights(s: &Conv2dShape, d: &ConvDims, w: &[f32], out: &mu
             // 16 taps × 16 channels at a time through a local square: the reads are 16-value
             // runs of 16 rows, the writes 16-value runs (tap by tap over all rows, with 64 read
             // streams and a bounds check per value, this took an eighth of a 5×5 layer's time).
+            // Both are prefetched a few squares ahead: in a network the weights and the
+            // working memory are cold, and the 16–64 rows read side by side are more streams
+            // than the hardware prefetchers follow (AlexNet's first layer took 4 % longer
+            // without, BENCHMARKS.md, twenty-third session).
             let rows = (ocg - b0 * BLOCK).min(tb * BLOCK);
             let src = &w[(g * ocg + b0 * BLOCK) * k..][..rows * k];
             for t0 in (0..k).step_by(BLOCK) {
                 let taps = BLOCK.min(k - t0);
+                let next = dst.as_ptr().wrapping_add((t0 + 2 * BLOCK) * tb * BLOCK);
+                for line in (0..BLOCK * tb * BLOCK).step_by(16) {
+                    prefetch(next.wrapping_add(line));
+                }
                 for r0 in (0..rows).step_by(BLOCK) {
                     let n = BLOCK.min(rows - r0);
                     let mut sq = [[0.0f32; BLOCK]; BLOCK];
                     for (row, v) in sq.iter_mut().zip(src[r0 * k..].chunks(k)).take(n) {
                         row[..taps].copy_from_slice(&v[t0..t0 + taps]);
+                        prefetch(v.as_ptr().wrapping_add(t0 + 4 * BLOCK));
                     }
                     let (i, lane0) = (r0 / BLOCK, r0 % BLOCK);
                     for tt in 0..taps {
@@ -122,6 +131,20 @@ pub(crate) fn prepare_weights(s: &Conv2dShape, d: &ConvDims, w: &[f32], out: &mu
             b0 += tb;
         }
     }
+}
+
+/// Asks for the cache line holding `p` in the L1 cache: a hint (no effect on results; any
+/// address, a prefetch never faults), on x86-64 only.
+#[inline(always)]
+fn prefetch(p: *const f32) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and never faults; SSE is part of x86-64.
+    #[allow(unsafe_code)]
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Geometry of the tile loops for one image and group, input in padded coordinates.
@@ -493,6 +516,15 @@ mod avx512 {
     /// Pixels a [`Stage`] holds: 16 to leave, plus up to a tile's waiting for the next 16.
     const STAGE: usize = 32;
 
+    /// Taps per output channel from which each send first prefetches the lines that the send
+    /// [`SEND_AHEAD`] sends later writes: in a network the output planes are cold, and 16–64
+    /// planes written side by side are more streams than the hardware prefetchers follow, so
+    /// the stores would wait on their lines. Below this the tiles are too short to pay for
+    /// the prefetches (ResNet-18's 1 × 1 / 2 shortcut, `K` = 64, ran 3 % slower with them).
+    const PREFETCH_MIN_K: usize = 256;
+    /// How many sends (of 16 pixels) ahead the prefetches reach.
+    const SEND_AHEAD: usize = 4;
+
     /// Consecutive tiles' outputs (clamped sums), pixel-major, waiting to leave for the NCHW
     /// planes 16 pixels at a time: one 16 × 16 transpose per block and one whole 64-byte
     /// store per channel, rather than an 8 × 16 transpose and sixteen 32-byte stores per block
@@ -640,6 +672,20 @@ mod avx512 {
     #[inline(always)]
     unsafe fn full(t: &Tile<'_>, nb: usize, st: &mut Stage, y: &mut [f32]) {
         assert!(st.n >= 16);
+        let g = t.g;
+        let (ohw, ahead) = (g.oh * g.ow, st.q0 + 16 * SEND_AHEAD);
+        if g.k >= PREFETCH_MIN_K && ahead < ohw {
+            for b in 0..nb {
+                let cb = t.c0 + b * BLOCK;
+                for l in 0..BLOCK.min(g.ocg - cb) {
+                    // A prefetch reads nothing and never faults; the address lies inside the
+                    // channel's plane.
+                    _mm_prefetch::<_MM_HINT_T0>(
+                        y.as_ptr().wrapping_add((cb + l) * ohw + ahead).cast(),
+                    );
+                }
+            }
+        }
         send(t, nb, st, 16, y);
         st.head = (st.head + 16) % STAGE;
         st.q0 += 16;
