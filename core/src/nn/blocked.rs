@@ -94,41 +94,54 @@ pub(crate) fn prepare_weights(s: &Conv2dShape, d: &ConvDims, w: &[f32], out: &mu
         while b0 < nb {
             let tb = TILE_BLOCKS.min(nb - b0);
             let dst = &mut wg[b0 * BLOCK * k..][..tb * BLOCK * k];
-            if (b0 + tb) * BLOCK > ocg {
-                dst.fill(0.0);
-            }
-            // 16 taps × 16 channels at a time through a local square: the reads are 16-value
-            // runs of 16 rows, the writes 16-value runs (tap by tap over all rows, with 64 read
-            // streams and a bounds check per value, this took an eighth of a 5×5 layer's time).
-            // Both are prefetched a few squares ahead: in a network the weights and the
-            // working memory are cold, and the 16–64 rows read side by side are more streams
-            // than the hardware prefetchers follow (AlexNet's first layer took 4 % longer
-            // without, BENCHMARKS.md, twenty-third session).
-            let rows = (ocg - b0 * BLOCK).min(tb * BLOCK);
-            let src = &w[(g * ocg + b0 * BLOCK) * k..][..rows * k];
-            for t0 in (0..k).step_by(BLOCK) {
-                let taps = BLOCK.min(k - t0);
-                let next = dst.as_ptr().wrapping_add((t0 + 2 * BLOCK) * tb * BLOCK);
-                for line in (0..BLOCK * tb * BLOCK).step_by(16) {
-                    prefetch(next.wrapping_add(line));
-                }
-                for r0 in (0..rows).step_by(BLOCK) {
-                    let n = BLOCK.min(rows - r0);
-                    let mut sq = [[0.0f32; BLOCK]; BLOCK];
-                    for (row, v) in sq.iter_mut().zip(src[r0 * k..].chunks(k)).take(n) {
-                        row[..taps].copy_from_slice(&v[t0..t0 + taps]);
-                        prefetch(v.as_ptr().wrapping_add(t0 + 4 * BLOCK));
-                    }
-                    let (i, lane0) = (r0 / BLOCK, r0 % BLOCK);
-                    for tt in 0..taps {
-                        let o = &mut dst[((t0 + tt) * tb + i) * BLOCK + lane0..][..n];
-                        for (l, o) in o.iter_mut().enumerate() {
-                            *o = sq[l][tt];
-                        }
-                    }
-                }
-            }
+            prepare_pass(&w[g * ocg * k..][..ocg * k], ocg, k, b0, tb, dst);
             b0 += tb;
+        }
+    }
+}
+
+/// Elements of the weights of one pass of register tiles (at most [`TILE_BLOCKS`] blocks of
+/// one group), which the blocked method re-lays out pass by pass when its weights are not
+/// prepared: `min(⌈(c_out/groups)/16⌉, 4)·16·K`.
+pub(crate) fn pass_len(s: &Conv2dShape, d: &ConvDims) -> [usize; 3] {
+    [blocks(s).min(TILE_BLOCKS), BLOCK, d.k]
+}
+
+/// [`prepare_weights`] for the `tb` blocks from block `b0` of one group's weights `wg`
+/// (`ocg × k`): into `dst` (`tb·16·k`), `[tap][tb][16]`, channels past `ocg` zero.
+fn prepare_pass(wg: &[f32], ocg: usize, k: usize, b0: usize, tb: usize, dst: &mut [f32]) {
+    if (b0 + tb) * BLOCK > ocg {
+        dst.fill(0.0);
+    }
+    // 16 taps × 16 channels at a time through a local square: the reads are 16-value
+    // runs of 16 rows, the writes 16-value runs (tap by tap over all rows, with 64 read
+    // streams and a bounds check per value, this took an eighth of a 5×5 layer's time).
+    // Both are prefetched a few squares ahead: in a network the weights and the
+    // working memory are cold, and the 16–64 rows read side by side are more streams
+    // than the hardware prefetchers follow (AlexNet's first layer took 4 % longer
+    // without, BENCHMARKS.md, twenty-third session).
+    let rows = (ocg - b0 * BLOCK).min(tb * BLOCK);
+    let src = &wg[b0 * BLOCK * k..][..rows * k];
+    for t0 in (0..k).step_by(BLOCK) {
+        let taps = BLOCK.min(k - t0);
+        let next = dst.as_ptr().wrapping_add((t0 + 2 * BLOCK) * tb * BLOCK);
+        for line in (0..BLOCK * tb * BLOCK).step_by(16) {
+            prefetch(next.wrapping_add(line));
+        }
+        for r0 in (0..rows).step_by(BLOCK) {
+            let n = BLOCK.min(rows - r0);
+            let mut sq = [[0.0f32; BLOCK]; BLOCK];
+            for (row, v) in sq.iter_mut().zip(src[r0 * k..].chunks(k)).take(n) {
+                row[..taps].copy_from_slice(&v[t0..t0 + taps]);
+                prefetch(v.as_ptr().wrapping_add(t0 + 4 * BLOCK));
+            }
+            let (i, lane0) = (r0 / BLOCK, r0 % BLOCK);
+            for tt in 0..taps {
+                let o = &mut dst[((t0 + tt) * tb + i) * BLOCK + lane0..][..n];
+                for (l, o) in o.iter_mut().enumerate() {
+                    *o = sq[l][tt];
+                }
+            }
         }
     }
 }
@@ -195,7 +208,19 @@ const fn flat(s: &Conv2dShape, d: &ConvDims) -> bool {
         && d.out_w <= FLAT_MAX_OUT_W
 }
 
-/// Convolves every image and group of `input` with blocked weights `wb` into `output`
+/// The weights a blocked convolution reads.
+pub(crate) enum Weights<'a> {
+    /// Re-laid out once for every pass ([`prepare_weights`]).
+    Prepared(&'a [f32]),
+    /// As stored (`c_out × c_in/g × kh × kw`), re-laid out pass by pass into `buf` (at least
+    /// [`pass_len`] elements) just before the pass reads them: in a network the whole
+    /// re-laid-out copy (1.2 MB for AlexNet's 64 → 192 5 × 5 layer) went to working memory
+    /// that the layers before had left cold and came back from L3, where one pass's stays in
+    /// the L2 cache (BENCHMARKS.md, twenty-third session).
+    Stored { w: &'a [f32], buf: &'a mut [f32] },
+}
+
+/// Convolves every image and group of `input` with blocked weights `weights` into `output`
 /// (adding `bias`, then clamping to `clamp`), using `pad` (at least [`padded_len`] elements)
 /// for the padded input copy. The caller has checked every length.
 #[allow(clippy::too_many_arguments)]
@@ -203,7 +228,7 @@ pub(crate) fn conv(
     s: &Conv2dShape,
     d: &ConvDims,
     input: &[f32],
-    wb: &[f32],
+    mut weights: Weights<'_>,
     bias: Option<&[f32]>,
     clamp: Clamp,
     output: &mut [f32],
@@ -240,7 +265,15 @@ pub(crate) fn conv(
             } else {
                 x
             };
-            let w = &wb[g * nb * BLOCK * d.k..][..nb * BLOCK * d.k];
+            let w = match &mut weights {
+                Weights::Prepared(wb) => {
+                    Weights::Prepared(&wb[g * nb * BLOCK * d.k..][..nb * BLOCK * d.k])
+                }
+                Weights::Stored { w, buf } => Weights::Stored {
+                    w: &w[g * ocg * d.k..][..ocg * d.k],
+                    buf,
+                },
+            };
             let y = &mut output[(b * s.groups + g) * ocg * ohw..][..ocg * ohw];
             let bias = bias.map(|v| &v[g * ocg..][..ocg]);
             group(&geo, x, w, bias, y);
@@ -264,9 +297,9 @@ fn pad_input(s: &Conv2dShape, x: &[f32], xp: &mut [f32]) {
     }
 }
 
-/// One image and group: tiles of [`TILE_BLOCKS`] blocks × [`PIXELS`] pixels, narrower at the
-/// ends.
-fn group(g: &Geo, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+/// One image and group (`w`: the group's weights): tiles of [`TILE_BLOCKS`] blocks ×
+/// [`PIXELS`] pixels, narrower at the ends.
+fn group(g: &Geo, x: &[f32], mut w: Weights<'_>, bias: Option<&[f32]>, y: &mut [f32]) {
     let nb = g.ocg.div_ceil(BLOCK);
     let mut b0 = 0;
     while b0 < nb {
@@ -279,7 +312,14 @@ fn group(g: &Geo, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
                 v[..lanes].copy_from_slice(&bias[c0..c0 + lanes]);
             }
         }
-        let wt = &w[b0 * BLOCK * g.k..][..tb * BLOCK * g.k];
+        let len = tb * BLOCK * g.k;
+        let wt: &[f32] = match &mut w {
+            Weights::Prepared(wb) => &wb[b0 * BLOCK * g.k..][..len],
+            Weights::Stored { w, buf } => {
+                prepare_pass(w, g.ocg, g.k, b0, tb, &mut buf[..len]);
+                &buf[..len]
+            }
+        };
         rows(g, x, wt, &bv, b0 * BLOCK, tb, y);
         b0 += tb;
     }

@@ -242,9 +242,9 @@ pub enum ConvMethod {
     /// (a 4×4 input patch and a whole kernel per element), not with each `x·w`.
     Winograd,
     /// Direct convolution on output channels blocked by 16 (any geometry): weights re-laid out
-    /// on every call into the workspace ([`conv2d_blocked_prepared`] takes them re-laid out
-    /// once, [`blocked_prepare_weights`]), the input zero-padded into it when the shape has
-    /// padding. Taps are summed in `(ic, ky, kx)` order like [`ConvMethod::Direct`], with fused
+    /// on every call into the workspace, one pass of up to 64 output channels at a time
+    /// ([`conv2d_blocked_prepared`] takes them all re-laid out once,
+    /// [`blocked_prepare_weights`]), the input zero-padded into it when the shape has padding. Taps are summed in `(ic, ky, kx)` order like [`ConvMethod::Direct`], with fused
     /// multiply-adds on AVX-512.
     Blocked,
 }
@@ -269,8 +269,9 @@ fn mfca_block_w(d: &ConvDims, m: usize) -> Result<usize> {
 ///   packing;
 /// * Winograd: with `T = n·⌈Oh/2⌉·⌈Ow/2⌉` tiles, `C = c_in/g`, `O = c_out/g`, the transformed
 ///   weights `16·O·C`, input `16·C·T` and products `16·O·T`, GEMM packing of `O × T × C`;
-/// * Blocked: the re-laid-out weights ([`blocked_weights_len`]) and, with padding, one
-///   zero-padded group of input channels `C/g·Hp·Wp` ([`blocked_workspace_len`]);
+/// * Blocked: the weights of one pass of up to 64 output channels, re-laid out,
+///   `min(⌈(c_out/g)/16⌉, 4)·16·K`, and, with padding, one zero-padded group of input
+///   channels `C/g·Hp·Wp` ([`blocked_workspace_len`]);
 ///
 /// with `K = C/g·Kh·Kw`, `Hp` the padded height and packing [`gemm_pack_len`] of the largest
 /// GEMM. The workspace is reused across images and groups.
@@ -312,7 +313,7 @@ pub fn workspace_len(method: ConvMethod, shape: &Conv2dShape) -> Result<usize> {
             add(add(lowered, result)?, gemm_pack_len(ocg, cols, k))?
         }
         ConvMethod::Winograd => winograd::workspace_len(shape, &d)?,
-        ConvMethod::Blocked => add(blocked_weights_len(shape)?, blocked_workspace_len(shape)?)?,
+        ConvMethod::Blocked => add(blocked_pass_len(shape)?, blocked_workspace_len(shape)?)?,
     };
     checked_bytes(len)?;
     Ok(len)
@@ -617,9 +618,9 @@ pub(crate) fn conv2d_clamped(
         return Ok(false);
     }
     if method == ConvMethod::Blocked {
-        let (wb, pad) = workspace.split_at_mut(blocked_weights_len(shape)?);
-        blocked::prepare_weights(shape, &d, weights, wb);
-        blocked::conv(shape, &d, input, wb, bias, clamp, output, pad);
+        let (buf, pad) = workspace.split_at_mut(blocked_pass_len(shape)?);
+        let w = blocked::Weights::Stored { w: weights, buf };
+        blocked::conv(shape, &d, input, w, bias, clamp, output, pad);
         return Ok(true);
     }
     let s = shape;
@@ -800,6 +801,13 @@ pub fn blocked_weights_len(shape: &Conv2dShape) -> Result<usize> {
     Ok(len)
 }
 
+/// Elements of one pass's re-laid-out weights, which [`ConvMethod::Blocked`] keeps in its
+/// workspace when its weights are not prepared.
+fn blocked_pass_len(shape: &Conv2dShape) -> Result<usize> {
+    let d = shape.dims()?;
+    checked_product(&blocked::pass_len(shape, &d))
+}
+
 /// Working memory (`f32` elements) of [`conv2d_blocked_prepared`]: one zero-padded group of
 /// input channels, `c_in/groups·(h + pad_top + pad_bottom)·(w + pad_left + pad_right)`, or 0
 /// when the shape has no padding.
@@ -866,7 +874,8 @@ pub(crate) fn conv2d_blocked_prepared_clamped(
     let d = shape.dims()?;
     let lens = (blocked_weights_len(shape)?, blocked_workspace_len(shape)?);
     check_prepared_buffers(shape, &d, lens, input, prepared, bias, output, workspace)?;
-    blocked::conv(shape, &d, input, prepared, bias, clamp, output, workspace);
+    let w = blocked::Weights::Prepared(prepared);
+    blocked::conv(shape, &d, input, w, bias, clamp, output, workspace);
     Ok(())
 }
 
