@@ -495,9 +495,11 @@ pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMet
 /// Output pixels per channel from which [`choose_method`] takes [`ConvMethod::Blocked`] for
 /// weights that are re-laid out on every call: that copy of the weights costs about what
 /// `out_h · out_w` multiply-adds per weight do not amortise on small maps. ResNet-18 (whose
-/// stride-2 layers have 784, 196 and 49 output pixels) ran 22.9 → 24.5 ms without this limit,
-/// and 17.3 ms with every blocked layer's weights prepared (BENCHMARKS.md, fifth session).
-pub const BLOCKED_MIN_OUT_PIXELS: usize = 256;
+/// stride-2 layers have 784, 196 and 49 output pixels) ran 22.9 → 24.5 ms without a limit
+/// (fifth session). With the weights re-laid out one pass at a time, its 1 × 1 / 2 layer on
+/// 196 pixels ran 0.112 → 0.078 ms blocked instead of through im2col, and the one on 49
+/// pixels 0.095 → 0.116 (BENCHMARKS.md, twenty-third session).
+pub const BLOCKED_MIN_OUT_PIXELS: usize = 128;
 
 /// Largest output map (pixels per channel) on which a 1 × 1 layer with prepared weights takes
 /// [`ConvMethod::Blocked`] where the CPU runs its AVX2 tile (x86-64-v3): one band of its sums.
