@@ -118,7 +118,7 @@ fn prepare_pass(wg: &[f32], ocg: usize, k: usize, b0: usize, tb: usize, dst: &mu
     // streams and a bounds check per value, this took an eighth of a 5×5 layer's time).
     // Both are prefetched a few squares ahead: in a network the weights and the
     // working memory are cold, and the 16–64 rows read side by side are more streams
-    // than the hardware prefetchers follow (AlexNet's first layer took 4 % longer
+    // than the hardware prefetchers follow (AlexNet's first layer took 3 % longer
     // without, BENCHMARKS.md, twenty-third session).
     let rows = (ocg - b0 * BLOCK).min(tb * BLOCK);
     let src = &wg[b0 * BLOCK * k..][..rows * k];

@@ -244,7 +244,8 @@ pub enum ConvMethod {
     /// Direct convolution on output channels blocked by 16 (any geometry): weights re-laid out
     /// on every call into the workspace, one pass of up to 64 output channels at a time
     /// ([`conv2d_blocked_prepared`] takes them all re-laid out once,
-    /// [`blocked_prepare_weights`]), the input zero-padded into it when the shape has padding. Taps are summed in `(ic, ky, kx)` order like [`ConvMethod::Direct`], with fused
+    /// [`blocked_prepare_weights`]), the input zero-padded into it when the shape has padding.
+    /// Taps are summed in `(ic, ky, kx)` order like [`ConvMethod::Direct`], with fused
     /// multiply-adds on AVX-512.
     Blocked,
 }
