@@ -110,7 +110,26 @@ pub(crate) fn pass_len(s: &Conv2dShape, d: &ConvDims) -> [usize; 3] {
 /// [`prepare_weights`] for the `tb` blocks from block `b0` of one group's weights `wg`
 /// (`ocg × k`): into `dst` (`tb·16·k`), `[tap][tb][16]`, channels past `ocg` zero.
 fn prepare_pass(wg: &[f32], ocg: usize, k: usize, b0: usize, tb: usize, dst: &mut [f32]) {
-    if (b0 + tb) * BLOCK > ocg {
+    let rows = (ocg - b0 * BLOCK).min(tb * BLOCK);
+    let src = &wg[b0 * BLOCK * k..][..rows * k];
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if fast() {
+        // SAFETY: x86-64-v4 is active (AVX-512 F/BW/DQ/VL, AVX2 and FMA supported,
+        // `cpu::detect`).
+        #[allow(unsafe_code)]
+        unsafe {
+            avx512::prepare_pass(src, k, tb, dst)
+        };
+        return;
+    }
+    prepare_pass_portable(src, k, tb, dst);
+}
+
+/// [`prepare_pass`] on any CPU: the rows of `src` (`k` taps each, at most `16·tb`) into `dst`
+/// (`[tap][tb][16]`, the lanes of missing rows zero).
+fn prepare_pass_portable(src: &[f32], k: usize, tb: usize, dst: &mut [f32]) {
+    let rows = src.len() / k;
+    if rows < tb * BLOCK {
         dst.fill(0.0);
     }
     // 16 taps × 16 channels at a time through a local square: the reads are 16-value
@@ -120,20 +139,14 @@ fn prepare_pass(wg: &[f32], ocg: usize, k: usize, b0: usize, tb: usize, dst: &mu
     // working memory are cold, and the 16–64 rows read side by side are more streams
     // than the hardware prefetchers follow (AlexNet's first layer took 3 % longer
     // without, BENCHMARKS.md, twenty-third session).
-    let rows = (ocg - b0 * BLOCK).min(tb * BLOCK);
-    let src = &wg[b0 * BLOCK * k..][..rows * k];
     for t0 in (0..k).step_by(BLOCK) {
         let taps = BLOCK.min(k - t0);
-        let next = dst.as_ptr().wrapping_add((t0 + 2 * BLOCK) * tb * BLOCK);
-        for line in (0..BLOCK * tb * BLOCK).step_by(16) {
-            prefetch(next.wrapping_add(line));
-        }
+        prefetch_ahead(src, k, t0, tb, dst);
         for r0 in (0..rows).step_by(BLOCK) {
             let n = BLOCK.min(rows - r0);
             let mut sq = [[0.0f32; BLOCK]; BLOCK];
             for (row, v) in sq.iter_mut().zip(src[r0 * k..].chunks(k)).take(n) {
                 row[..taps].copy_from_slice(&v[t0..t0 + taps]);
-                prefetch(v.as_ptr().wrapping_add(t0 + 4 * BLOCK));
             }
             let (i, lane0) = (r0 / BLOCK, r0 % BLOCK);
             for tt in 0..taps {
@@ -143,6 +156,19 @@ fn prepare_pass(wg: &[f32], ocg: usize, k: usize, b0: usize, tb: usize, dst: &mu
                 }
             }
         }
+    }
+}
+
+/// The prefetches of [`prepare_pass`]'s square of taps `t0 ..` (`src`: `k` taps a row, `dst`
+/// `[tap][tb][16]`): each row's taps 4 squares ahead, the destination's 2 squares ahead.
+#[inline(always)]
+fn prefetch_ahead(src: &[f32], k: usize, t0: usize, tb: usize, dst: &[f32]) {
+    let next = dst.as_ptr().wrapping_add((t0 + 2 * BLOCK) * tb * BLOCK);
+    for line in (0..BLOCK * tb * BLOCK).step_by(16) {
+        prefetch(next.wrapping_add(line));
+    }
+    for r in 0..src.len() / k {
+        prefetch(src.as_ptr().wrapping_add(r * k + t0 + 4 * BLOCK));
     }
 }
 
@@ -705,6 +731,40 @@ mod avx512 {
         }
     }
 
+    /// [`super::prepare_pass`] by 16 × 16 transpositions: the rows of `src` (`k` taps each, at
+    /// most `16·tb`) into `dst` (`[tap][tb][16]`), per square of 16 taps × 16 rows 16 masked
+    /// row loads (missing rows zero), one transposition and one 64-byte store per tap (the
+    /// lanes of missing rows written as the zeros they must hold).
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    pub(super) fn prepare_pass(src: &[f32], k: usize, tb: usize, dst: &mut [f32]) {
+        let rows = src.len() / k;
+        // Every load below reads inside `src` (row < rows, taps t0 .. t0 + taps ≤ k), every
+        // store inside `dst` (tap < k, block i < tb).
+        assert!(rows <= tb * BLOCK && tb <= TILE_BLOCKS && dst.len() >= k * tb * BLOCK);
+        for t0 in (0..k).step_by(BLOCK) {
+            let taps = BLOCK.min(k - t0);
+            let m = ((1u32 << taps) - 1) as __mmask16;
+            super::prefetch_ahead(src, k, t0, tb, dst);
+            for i in 0..tb {
+                let r0 = i * BLOCK;
+                let mut r = [_mm512_setzero_ps(); 16];
+                for (l, v) in r.iter_mut().enumerate().take(rows.saturating_sub(r0)) {
+                    // SAFETY: row r0 + l < rows, and the unmasked lanes' taps lie inside the
+                    // row (asserted above); AVX-512 F is enabled here.
+                    *v = unsafe { _mm512_maskz_loadu_ps(m, src.as_ptr().add((r0 + l) * k + t0)) };
+                }
+                // SAFETY: AVX-512 F is enabled here.
+                let cols = unsafe { transpose16(&r) };
+                for (tt, c) in cols.iter().enumerate().take(taps) {
+                    // SAFETY: ((t0 + tt)·tb + i + 1)·16 ≤ k·tb·16 ≤ dst.len() (asserted).
+                    unsafe {
+                        _mm512_storeu_ps(dst.as_mut_ptr().add(((t0 + tt) * tb + i) * BLOCK), *c)
+                    };
+                }
+            }
+        }
+    }
+
     /// Sends the stage's first 16 pixels of `nb` blocks to their planes and moves the ring on.
     ///
     /// # Safety
@@ -1049,6 +1109,42 @@ mod avx2 {
                 let out = &mut y[(cv + l) * ohw + q0..][..n];
                 for (k, o) in out.iter_mut().enumerate().skip(i) {
                     *o = clip(band[k * ROW + v * 8 + l], g.clamp);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(all(test, any(target_arch = "x86", target_arch = "x86_64")))]
+mod tests {
+    use std::vec;
+
+    /// The AVX-512 re-layout writes every element of the pass as the portable one does: ragged
+    /// tap counts (a masked last square) and row counts (missing rows' lanes zero).
+    #[test]
+    #[allow(unsafe_code)]
+    fn avx512_pass_relayout_matches_the_portable_one() {
+        if !super::fast() {
+            std::println!(
+                "avx512_pass_relayout_matches_the_portable_one: skipped, x86-64-v4 not active"
+            );
+            return;
+        }
+        for k in [1, 9, 15, 16, 17, 27, 147, 363] {
+            for rows in [1usize, 2, 15, 16, 17, 31, 33, 48, 63, 64] {
+                let tb = rows.div_ceil(super::BLOCK);
+                let src: std::vec::Vec<f32> = (0..rows * k).map(|i| i as f32 + 0.5).collect();
+                let mut want = vec![f32::NAN; k * tb * super::BLOCK];
+                let mut got = vec![f32::NAN; k * tb * super::BLOCK + 1];
+                super::prepare_pass_portable(&src, k, tb, &mut want);
+                // SAFETY: x86-64-v4 is active (checked above).
+                unsafe { super::avx512::prepare_pass(&src, k, tb, &mut got[..want.len()]) };
+                assert!(
+                    got[want.len()].is_nan(),
+                    "k {k}, rows {rows}: wrote past the pass"
+                );
+                for (i, (a, b)) in want.iter().zip(&got).enumerate() {
+                    assert_eq!(a.to_bits(), b.to_bits(), "k {k}, rows {rows}, element {i}");
                 }
             }
         }
