@@ -148,9 +148,9 @@ fn prepare_pass_portable(src: &[f32], k: usize, tb: usize, dst: &mut [f32]) {
             for (row, v) in sq.iter_mut().zip(src[r0 * k..].chunks(k)).take(n) {
                 row[..taps].copy_from_slice(&v[t0..t0 + taps]);
             }
-            let (i, lane0) = (r0 / BLOCK, r0 % BLOCK);
+            let i = r0 / BLOCK;
             for tt in 0..taps {
-                let o = &mut dst[((t0 + tt) * tb + i) * BLOCK + lane0..][..n];
+                let o = &mut dst[((t0 + tt) * tb + i) * BLOCK..][..n];
                 for (l, o) in o.iter_mut().enumerate() {
                     *o = sq[l][tt];
                 }
