@@ -278,6 +278,13 @@ fn fused_paths_at_every_level() {
         0x51a1,
         52,
     );
+    method_at_every_level(
+        ConvMethod::Im2col,
+        &strided_pointwise_shapes(),
+        &levels,
+        0x5b1d,
+        60,
+    );
     method_at_every_level(ConvMethod::Blocked, &blocked_shapes(), &levels, 0xb10c, 24);
     method_at_every_level(ConvMethod::Im2col, &stride2_shapes(), &levels, 0x5712, 60);
     method_at_every_level(ConvMethod::Im2col, &stride1_shapes(), &levels, 0x5711, 40);
@@ -336,7 +343,8 @@ fn depthwise_v3_equals_baseline(levels: &[Level]) {
 /// tiles, partial channel tiles of 1–7), odd maps, batch 2, asymmetric padding (top rows and
 /// left columns wholly padding), 2×2, 5×5, 7×7, 1×3 and 3×1 kernels, groups, a grid whose
 /// last vector holds no output (3 × 11 positions), a 2 × 2 output; and 1×1 kernels (ResNet-18's
-/// shortcuts, odd maps, a 1 × 1 output), which take the GEMM.
+/// shortcuts, odd maps, a 1 × 1 output), which take the subsampled pointwise kernel (16 or more
+/// output channels) or the GEMM.
 fn stride2_shapes() -> Vec<Conv2dShape> {
     let mut v = vec![];
     for (n, c_in, h, w, c_out, k, pad, groups) in [
@@ -619,6 +627,41 @@ fn first_layer_shapes() -> Vec<Conv2dShape> {
     let mut uneven = Conv2dShape::new(1, 3, 9, 70, 16, 3, 3);
     (uneven.stride_h, uneven.stride_w) = (1, 2);
     v.push(uneven);
+    v
+}
+
+/// Strided 1 × 1 shapes (ResNet's shortcuts), which im2col runs on AVX-512 as a subsampled
+/// copy of the input times the small-map pointwise kernel: stride 2 on output rows of 1, 7,
+/// 15, 16, 17, 28 and 33 pixels (input rows of exactly `2·ow − 1` and of `2·ow`, so that the
+/// last subsampled column is the row's last element), strides 3 × 2, 2 × 3, 4 × 4 and 2 × 1,
+/// groups, batch 2, a map of 400 pixels with few weights, and near misses that take the
+/// lowered GEMM (15 output channels; 400 pixels with 9000 weights; padding).
+fn strided_pointwise_shapes() -> Vec<Conv2dShape> {
+    let mut v = vec![];
+    for (n, c_in, h, w, c_out, stride, groups, pad) in [
+        (1, 8, 1, 1, 16, (2, 2), 1, 0),
+        (1, 12, 13, 13, 24, (2, 2), 1, 0),
+        (1, 9, 14, 14, 16, (2, 2), 1, 0),
+        (2, 6, 5, 29, 20, (2, 2), 1, 0),
+        (1, 5, 7, 32, 33, (2, 2), 1, 0),
+        (1, 4, 3, 33, 16, (2, 2), 1, 0),
+        (1, 16, 56, 56, 32, (2, 2), 1, 0),
+        (1, 10, 9, 65, 17, (2, 2), 1, 0),
+        (2, 8, 15, 11, 34, (3, 2), 2, 0),
+        (1, 8, 15, 11, 16, (2, 3), 1, 0),
+        (1, 3, 17, 17, 16, (4, 4), 1, 0),
+        (1, 8, 9, 20, 16, (2, 1), 1, 0),
+        (1, 20, 40, 40, 16, (2, 2), 1, 0),
+        (1, 6, 9, 9, 15, (2, 2), 1, 0),
+        (1, 90, 40, 40, 100, (2, 2), 1, 0),
+        (1, 8, 9, 9, 16, (2, 2), 1, 1),
+    ] {
+        let mut s = Conv2dShape::new(n, c_in, h, w, c_out, 1, 1);
+        (s.stride_h, s.stride_w) = stride;
+        s.groups = groups;
+        [s.pad_top, s.pad_left, s.pad_bottom, s.pad_right] = [pad; 4];
+        v.push(s);
+    }
     v
 }
 

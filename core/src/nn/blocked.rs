@@ -225,7 +225,8 @@ const FLAT_MAX_OUT_W: usize = 8;
 
 /// Whether [`Geo::flat`] holds for this shape: a 1 × 1 kernel with a stride above 1 and no
 /// padding (ResNet's shortcut layers), where each tap reads one pixel per output, on output
-/// rows of at most [`FLAT_MAX_OUT_W`] pixels.
+/// rows of at most [`FLAT_MAX_OUT_W`] pixels. (The selector now sends such layers to im2col's
+/// subsampled pointwise path where it applies; this serves the others and explicit calls.)
 const fn flat(s: &Conv2dShape, d: &ConvDims) -> bool {
     s.kh == 1
         && s.kw == 1

@@ -12,7 +12,8 @@
 //!   matrix, and whose bias and clamp are one pass after the GEMM; stride-2 kernels on
 //!   AVX-512, and stride-1 kernels with few weights on AVX2, split the input into phase
 //!   images (a padded copy at stride 1) instead and multiply the weights in place, with the
-//!   bias and clamp fused, see `phases`);
+//!   bias and clamp fused, see `phases`; strided unpadded 1×1 kernels on AVX-512 lower to the
+//!   subsampled input and multiply it by `small_pointwise`'s kernel where that applies);
 //! * [`ConvMethod::Mec`]: Cho & Brand's memory-efficient convolution (2017): lower each output
 //!   column's `Hp × Kw` input strip once (`Ow × Hp·Kw·C/g`), then one GEMM per output row over an
 //!   overlapping window of that matrix;
@@ -224,7 +225,10 @@ pub enum ConvMethod {
     /// im2col lowering and one GEMM per group and image. On AVX-512, stride-2 kernels larger
     /// than 1×1 lower to the input's phase images (about the input's size, within this
     /// method's workspace) and multiply them by the weights in place, summing in
-    /// `(ic, ky, kx)` order like [`ConvMethod::Blocked`] (the same bits).
+    /// `(ic, ky, kx)` order like [`ConvMethod::Blocked`] (the same bits); strided unpadded
+    /// 1×1 kernels with at least 16 output channels per group on maps of at most 256 pixels
+    /// (or with at most 8192 weights per group) multiply their lowered, subsampled input by the
+    /// small-map pointwise kernel of [`ConvMethod::Direct`] instead of a GEMM.
     Im2col,
     /// MEC (Cho & Brand 2017): column strips lowered once, one GEMM per output row.
     Mec,
@@ -541,8 +545,14 @@ pub(crate) fn choose_method_for(
         blocked::tiled()
             && (shape.kh * shape.kw > 1 || (prepared && ohw <= BLOCKED_AVX2_MAX_1X1_PIXELS))
     };
+    // Strided 1 × 1 layers whose subsampled input the small-map pointwise kernel takes run
+    // through im2col (`small_pointwise::conv_strided`): in ResNet-18, copying the strided
+    // pixels once and then streaming them beat the blocked tiles' broadcasts from 16–64
+    // strided planes (0.167–0.177 → 0.138–0.142 ms on 784 and 196 output pixels, prepared
+    // or not), and the GEMM on 49 (0.232 → 0.137; BENCHMARKS.md, twenty-fourth session).
     let blocked = !winograd
         && tile
+        && !small_pointwise::strided_fast(shape, &d)
         && shape.ocg() >= BLOCKED_MIN_COUT_PER_GROUP
         && (prepared || ohw >= BLOCKED_MIN_OUT_PIXELS)
         // Weights re-laid out on every call: stride-2 layers run faster through im2col's
@@ -629,7 +639,8 @@ pub(crate) fn conv2d_clamped(
     let s = shape;
     let ohw = d.out_h * d.out_w;
     if method == ConvMethod::Im2col
-        && phases::conv(s, &d, input, weights, bias, clamp, output, workspace)
+        && (small_pointwise::conv_strided(s, &d, input, weights, bias, clamp, output, workspace)
+            || phases::conv(s, &d, input, weights, bias, clamp, output, workspace))
     {
         return Ok(true);
     }

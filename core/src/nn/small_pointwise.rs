@@ -45,6 +45,92 @@ pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
 
 direct_avx512_entry!();
 
+/// The pointwise shape of one image and group of a strided 1 × 1 layer `s` after its input
+/// has been subsampled (`oh × ow` pixels per channel, stride 1).
+fn subsampled(s: &Conv2dShape, d: &ConvDims) -> Conv2dShape {
+    Conv2dShape::new(
+        1,
+        s.c_in / s.groups,
+        d.out_h,
+        d.out_w,
+        s.c_out / s.groups,
+        1,
+        1,
+    )
+}
+
+/// Whether [`conv_strided`] runs `s` on this CPU: a 1 × 1 kernel with a stride above 1 and
+/// no padding (ResNet's shortcut layers) whose subsampled input this module's kernel takes
+/// ([`fast`]).
+pub(crate) fn strided_fast(s: &Conv2dShape, d: &ConvDims) -> bool {
+    let sub = subsampled(s, d);
+    s.kh == 1
+        && s.kw == 1
+        && (s.stride_h > 1 || s.stride_w > 1)
+        && !super::blocked::padded(s)
+        && sub.dims().is_ok_and(|sd| fast(&sub, &sd))
+}
+
+/// A strided 1 × 1 layer as im2col lowers it, without the GEMM: each image and group's input
+/// is subsampled (its lowered matrix, `c_in/g × oh·ow`) into `workspace`, then multiplied by
+/// this module's kernel, adding `bias` and clamping to `clamp`; returns `true` where
+/// [`strided_fast`], `false` (nothing written) otherwise. The caller has checked every length,
+/// the workspace against [`workspace_len`](super::conv::workspace_len) of im2col, which holds
+/// the lowered matrix.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv_strided(
+    s: &Conv2dShape,
+    d: &ConvDims,
+    input: &[f32],
+    weights: &[f32],
+    bias: Option<&[f32]>,
+    clamp: Clamp,
+    output: &mut [f32],
+    workspace: &mut [f32],
+) -> bool {
+    if !strided_fast(s, d) {
+        return false;
+    }
+    let sub = subsampled(s, d);
+    let Ok(sd) = sub.dims() else { return false };
+    let (cg, ocg, ohw) = (sub.c_in, sub.c_out, d.out_h * d.out_w);
+    let (in_g, out_g) = (cg * s.h * s.w, ocg * ohw);
+    let x_sub = &mut workspace[..cg * ohw];
+    for b in 0..s.n {
+        for g in 0..s.groups {
+            let x = &input[(b * s.groups + g) * in_g..][..in_g];
+            for (src, dst) in x.chunks_exact(s.h * s.w).zip(x_sub.chunks_exact_mut(ohw)) {
+                #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+                if s.stride_w == 2 {
+                    // SAFETY: x86-64-v4 is active (`strided_fast` holds).
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        avx512::subsample2(src, s.w, s.stride_h, d.out_w, dst)
+                    };
+                    continue;
+                }
+                subsample(src, s.w, s.stride_h, s.stride_w, d.out_w, dst);
+            }
+            let w = &weights[g * ocg * cg..][..ocg * cg];
+            let y = &mut output[(b * s.groups + g) * out_g..][..out_g];
+            let bias = bias.map(|v| &v[g * ocg..][..ocg]);
+            conv(&sub, &sd, x_sub, w, bias, clamp, y);
+        }
+    }
+    true
+}
+
+/// Copies every `sh`-th row's every `sw`-th element of the plane `src` (rows of `w`) into
+/// `dst` (rows of `ow`, as many as `dst` holds).
+fn subsample(src: &[f32], w: usize, sh: usize, sw: usize, ow: usize, dst: &mut [f32]) {
+    for (oy, out) in dst.chunks_exact_mut(ow).enumerate() {
+        let row = &src[oy * sh * w..][..(ow - 1) * sw + 1];
+        for (o, &v) in out.iter_mut().zip(row.iter().step_by(sw)) {
+            *o = v;
+        }
+    }
+}
+
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
 mod avx512 {
@@ -84,6 +170,32 @@ mod avx512 {
         /// Trailing pixels computed as dot products (0–3), from pixel `n − cols`.
         cols: usize,
         clamp: Clamp,
+    }
+
+    /// [`super::subsample`] with a column stride of 2: 16 outputs at a time from two masked
+    /// loads of 16 and one two-source permutation.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+    pub(super) fn subsample2(src: &[f32], w: usize, sh: usize, ow: usize, dst: &mut [f32]) {
+        let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        let mask = |n: usize| ((1u32 << n.min(16)) - 1) as __mmask16;
+        for (oy, out) in dst.chunks_exact_mut(ow).enumerate() {
+            let row = &src[oy * sh * w..][..2 * ow - 1];
+            let mut ox = 0;
+            while ox < ow {
+                let n = (ow - ox).min(16);
+                let len = 2 * n - 1;
+                // SAFETY: the loads read elements 2·ox .. 2·ox + len of `row` (2·ow − 1
+                // long) and the store writes n of `out` from ox; AVX-512 F is enabled here.
+                unsafe {
+                    let p = row.as_ptr().add(2 * ox);
+                    let a = _mm512_maskz_loadu_ps(mask(len), p);
+                    let b = _mm512_maskz_loadu_ps(mask(len.saturating_sub(16)), p.add(16));
+                    let v = _mm512_permutex2var_ps(a, even, b);
+                    _mm512_mask_storeu_ps(out.as_mut_ptr().add(ox), mask(n), v);
+                }
+                ox += n;
+            }
+        }
     }
 
     /// [`super::conv`] on AVX-512.
