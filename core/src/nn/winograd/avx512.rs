@@ -135,25 +135,24 @@ pub(super) fn transform_weights(
     let plus = |a, b, c| _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(a, b), c));
     let minus = |a, b, c| _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(a, b), c));
     for o0 in (0..full).step_by(LANES) {
-        // The next group's kernels, one contiguous block of 16·9·c values, 9 lines per
-        // input channel: in the network they come from memory, and the hardware prefetchers
-        // do not follow the gathers' 16 streams (the transform took 0.14 ms of SqueezeNet's
-        // 64 × 13² → 256 layer there, 0.04 alone with the weights in cache).
-        let next = w.as_ptr().wrapping_add((o0 + LANES) * c * 9);
-        let prefetch = o0 + LANES < oc;
         for i in 0..c {
-            if prefetch {
-                for line in 0..9 {
-                    let p = next.wrapping_add(i * 9 * LANES + 16 * line);
-                    // A hint, which never faults (past `w`'s end before a last partial
-                    // group: the address is only computed, with `wrapping_add`).
-                    _mm_prefetch::<_MM_HINT_T0>(p.cast());
-                }
-            }
             // Kernel `(o0 + l, i)`'s nine taps as lanes 0-8 of row `l`, then transposed: tap `j`
             // of the 16 kernels is row `j` (16 masked loads and a 16 × 16 transposition took
             // 0.57× the time of nine 16-lane gathers in ResNet-18's 512 × 7² layer).
             let base = w[(o0 * c + i) * 9..].as_ptr();
+            // The 16 kernel rows are `9·c` values apart (18 KiB at 512 input channels: 16
+            // streams on two or four L1 sets), and in a network they come from memory, which
+            // the hardware prefetchers do not follow: each step prefetches its rows
+            // `NEAR` input channels ahead into L1 and `FAR` ahead into L2. ResNet-18's
+            // 512 × 7² layers took 2.56–2.64 → 2.04–2.07 ms in the network (where a prefetch of
+            // the whole next group into L1 had stood, evicted before use;
+            // BENCHMARKS.md, twenty-fourth session). A hint never faults: addresses past `w`
+            // are only computed (`wrapping_add`).
+            let (near, far) = (base.wrapping_add(NEAR * 9), base.wrapping_add(FAR * 9));
+            for l in 0..LANES {
+                _mm_prefetch::<_MM_HINT_T0>(near.wrapping_add(l * 9 * c).cast());
+                _mm_prefetch::<_MM_HINT_T1>(far.wrapping_add(l * 9 * c).cast());
+            }
             let mut r = [_mm512_setzero_ps(); 16];
             for (l, rl) in r.iter_mut().enumerate() {
                 // SAFETY: lanes 0-8 read `w[((o0 + l)·c + i)·9 .. + 9]`, inside `w` (asserted
@@ -182,6 +181,11 @@ pub(super) fn transform_weights(
     }
     full
 }
+
+/// Input channels ahead of the weight transform's loads that it prefetches into L1.
+const NEAR: usize = 4;
+/// Input channels ahead of the weight transform's loads that it prefetches into L2.
+const FAR: usize = 16;
 
 /// Whether the scatter offsets of 16 output planes (`15·out_h·out_w` elements) fit `i32`.
 pub(super) fn scatters_fit(d: &ConvDims) -> bool {
