@@ -682,15 +682,18 @@ fn selector_picks_the_first_method_that_fits() {
     // Many output channels: Winograd (3×3, stride 1, ≥ 64 channels both ways, ≥ 32 where
     // AVX-512 runs, or there 16–31 input channels and a multiple of 8 output channels, which
     // it runs in strips), else blocked (≥ 16 output channels, where the AVX-512 or AVX2 tile runs;
-    // not where im2col runs from phase images: stride 2 with AVX-512, stride 1 with AVX2 up to
-    // 98 304 weights), then im2col, MFCA, MEC and direct as the budget shrinks.
+    // not where im2col runs from phase images at stride 1 with AVX2, up to 98 304 weights;
+    // with weights as stored on at least BLOCKED_MIN_OUT_PIXELS, below which stride-2 layers
+    // take im2col's phase images on AVX-512), then im2col, MFCA, MEC and direct as the budget
+    // shrinks.
     let fast = cpu::active() == cpu::Level::X86V4;
     let avx2 = cpu::active() == cpu::Level::X86V3;
     for (c_in, hw, c_out, k, stride, winograd, blocked) in [
         (3, 60, 16, 11, 1, false, fast || avx2),
         (64, 25, 192, 3, 1, true, false),
-        (64, 25, 192, 3, 2, false, avx2),
-        (64, 40, 192, 3, 2, false, avx2),
+        (64, 25, 192, 3, 2, false, fast || avx2),
+        (64, 40, 192, 3, 2, false, fast || avx2),
+        (64, 13, 192, 3, 2, false, fast || avx2),
         (64, 40, 192, 3, 3, false, fast),
         (63, 13, 192, 3, 1, fast, false),
         (256, 13, 64, 3, 1, true, false),

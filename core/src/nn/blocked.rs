@@ -132,23 +132,21 @@ fn prepare_pass_portable(src: &[f32], k: usize, tb: usize, dst: &mut [f32]) {
     if rows < tb * BLOCK {
         dst.fill(0.0);
     }
-    // 16 taps × 16 channels at a time through a local square: the reads are 16-value
-    // runs of 16 rows, the writes 16-value runs (tap by tap over all rows, with 64 read
-    // streams and a bounds check per value, this took an eighth of a 5×5 layer's time).
-    // Both are prefetched a few squares ahead: in a network the weights and the
-    // working memory are cold, and the 16–64 rows read side by side are more streams
-    // than the hardware prefetchers follow (AlexNet's first layer took 3 % longer
-    // without, BENCHMARKS.md, twenty-third session).
-    for t0 in (0..k).step_by(BLOCK) {
-        let taps = BLOCK.min(k - t0);
-        prefetch_ahead(src, k, t0, tb, dst);
-        for r0 in (0..rows).step_by(BLOCK) {
-            let n = BLOCK.min(rows - r0);
+    // 16 taps × 16 channels at a time through a local square: the reads are 16-value runs of
+    // 16 rows, the writes 16-value runs (tap by tap over all rows, with 64 read streams and a
+    // bounds check per value, this took an eighth of a 5×5 layer's time). One block of 16
+    // rows at a time, each along all its taps, prefetched ahead (`prefetch_ahead`).
+    for r0 in (0..rows).step_by(BLOCK) {
+        let n = BLOCK.min(rows - r0);
+        let block = &src[r0 * k..][..n * k];
+        let i = r0 / BLOCK;
+        for t0 in (0..k).step_by(BLOCK) {
+            let taps = BLOCK.min(k - t0);
+            prefetch_ahead(block, k, t0, tb, i, dst);
             let mut sq = [[0.0f32; BLOCK]; BLOCK];
-            for (row, v) in sq.iter_mut().zip(src[r0 * k..].chunks(k)).take(n) {
+            for (row, v) in sq.iter_mut().zip(block.chunks(k)) {
                 row[..taps].copy_from_slice(&v[t0..t0 + taps]);
             }
-            let i = r0 / BLOCK;
             for tt in 0..taps {
                 let o = &mut dst[((t0 + tt) * tb + i) * BLOCK..][..n];
                 for (l, o) in o.iter_mut().enumerate() {
@@ -159,16 +157,32 @@ fn prepare_pass_portable(src: &[f32], k: usize, tb: usize, dst: &mut [f32]) {
     }
 }
 
-/// The prefetches of [`prepare_pass`]'s square of taps `t0 ..` (`src`: `k` taps a row, `dst`
-/// `[tap][tb][16]`): each row's taps 4 squares ahead, the destination's 2 squares ahead.
+/// Squares of taps ahead of the weight re-layout's reads that it prefetches into L1
+/// ([`prefetch_ahead`]).
+const NEAR_SQUARES: usize = 4;
+/// Squares of taps ahead of the weight re-layout's reads that it prefetches into L2.
+const FAR_SQUARES: usize = 16;
+
+/// The prefetches of [`prepare_pass`]'s square of taps `t0 ..` of block `i` (`block`: its
+/// rows, `k` taps each; `dst` `[tap][tb][16]`): each row's taps [`NEAR_SQUARES`] squares ahead
+/// into L1 and [`FAR_SQUARES`] ahead into L2, the block's destination 2 squares ahead. In a
+/// network the weights come from memory, their rows `k` values apart (9 KiB for ResNet-18's
+/// 256 → 512 3 × 3 / 2 layer: streams on few L1 sets), and the working memory is cold; the
+/// hardware prefetchers did not follow. Walking the taps of one block of 16 rows at a time
+/// (not of all 64 rows of a pass) with these prefetches took that layer's re-layout from
+/// about 0.8 to 0.26 ms (BENCHMARKS.md, twenty-fourth session).
 #[inline(always)]
-fn prefetch_ahead(src: &[f32], k: usize, t0: usize, tb: usize, dst: &[f32]) {
-    let next = dst.as_ptr().wrapping_add((t0 + 2 * BLOCK) * tb * BLOCK);
-    for line in (0..BLOCK * tb * BLOCK).step_by(16) {
-        prefetch(next.wrapping_add(line));
+fn prefetch_ahead(block: &[f32], k: usize, t0: usize, tb: usize, i: usize, dst: &[f32]) {
+    let next = dst
+        .as_ptr()
+        .wrapping_add(((t0 + 2 * BLOCK) * tb + i) * BLOCK);
+    for tt in 0..BLOCK {
+        prefetch(next.wrapping_add(tt * tb * BLOCK));
     }
-    for r in 0..src.len() / k {
-        prefetch(src.as_ptr().wrapping_add(r * k + t0 + 4 * BLOCK));
+    for r in 0..block.len() / k {
+        let row = block.as_ptr().wrapping_add(r * k + t0);
+        prefetch(row.wrapping_add(NEAR_SQUARES * BLOCK));
+        prefetch_l2(row.wrapping_add(FAR_SQUARES * BLOCK));
     }
 }
 
@@ -181,6 +195,20 @@ fn prefetch(p: *const f32) {
     #[allow(unsafe_code)]
     unsafe {
         core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Asks for the cache line holding `p` in the L2 cache: a hint (no effect on results; any
+/// address, a prefetch never faults), on x86-64 only.
+#[inline(always)]
+fn prefetch_l2(p: *const f32) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and never faults; SSE is part of x86-64.
+    #[allow(unsafe_code)]
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T1 }>(p.cast())
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
@@ -742,12 +770,13 @@ mod avx512 {
         // Every load below reads inside `src` (row < rows, taps t0 .. t0 + taps ≤ k), every
         // store inside `dst` (tap < k, block i < tb).
         assert!(rows <= tb * BLOCK && tb <= TILE_BLOCKS && dst.len() >= k * tb * BLOCK);
-        for t0 in (0..k).step_by(BLOCK) {
-            let taps = BLOCK.min(k - t0);
-            let m = ((1u32 << taps) - 1) as __mmask16;
-            super::prefetch_ahead(src, k, t0, tb, dst);
-            for i in 0..tb {
-                let r0 = i * BLOCK;
+        for i in 0..tb {
+            let r0 = i * BLOCK;
+            let block = &src[(r0 * k).min(src.len())..][..rows.saturating_sub(r0).min(BLOCK) * k];
+            for t0 in (0..k).step_by(BLOCK) {
+                let taps = BLOCK.min(k - t0);
+                let m = ((1u32 << taps) - 1) as __mmask16;
+                super::prefetch_ahead(block, k, t0, tb, i, dst);
                 let mut r = [_mm512_setzero_ps(); 16];
                 for (l, v) in r.iter_mut().enumerate().take(rows.saturating_sub(r0)) {
                     // SAFETY: row r0 + l < rows, and the unmasked lanes' taps lie inside the

@@ -503,7 +503,10 @@ pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMet
 /// stride-2 layers have 784, 196 and 49 output pixels) ran 22.9 → 24.5 ms without a limit
 /// (fifth session). With the weights re-laid out one pass at a time, its 1 × 1 / 2 layer on
 /// 196 pixels ran 0.112 → 0.078 ms blocked instead of through im2col, and the one on 49
-/// pixels 0.095 → 0.116 (BENCHMARKS.md, twenty-third session).
+/// pixels 0.095 → 0.116 (BENCHMARKS.md, twenty-third session). Below it, stride-2 layers run
+/// through im2col's phase images (`phases`), which read the weights in place: ResNet-18's
+/// 256 → 512 3 × 3 / 2 layer on 49 pixels took 1.37 ms either way, its layers on 196 and 784
+/// pixels 1.18–1.23 → 1.12 and 1.10–1.13 → 1.09 ms blocked (twenty-fourth session).
 pub const BLOCKED_MIN_OUT_PIXELS: usize = 128;
 
 /// Largest output map (pixels per channel) on which a 1 × 1 layer with prepared weights takes
@@ -554,10 +557,7 @@ pub(crate) fn choose_method_for(
         && tile
         && !small_pointwise::strided_fast(shape, &d)
         && shape.ocg() >= BLOCKED_MIN_COUT_PER_GROUP
-        && (prepared || ohw >= BLOCKED_MIN_OUT_PIXELS)
-        // Weights re-laid out on every call: stride-2 layers run faster through im2col's
-        // phase images (`phases`), which read them in place.
-        && (prepared || !phases::fast(shape, &d));
+        && (prepared || ohw >= BLOCKED_MIN_OUT_PIXELS);
     let first = if winograd {
         Some(ConvMethod::Winograd)
     } else {
