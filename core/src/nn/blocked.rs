@@ -169,8 +169,9 @@ const FAR_SQUARES: usize = 16;
 /// network the weights come from memory, their rows `k` values apart (9 KiB for ResNet-18's
 /// 256 → 512 3 × 3 / 2 layer: streams on few L1 sets), and the working memory is cold; the
 /// hardware prefetchers did not follow. Walking the taps of one block of 16 rows at a time
-/// (not of all 64 rows of a pass) with these prefetches took that layer's re-layout from
-/// about 0.8 to 0.26 ms (BENCHMARKS.md, twenty-fourth session).
+/// (not of all 64 rows of a pass) with these prefetches took that layer's re-layout (its time
+/// less the prepared layer's) from about 1.1 to 0.27 ms (BENCHMARKS.md, twenty-fourth
+/// session).
 #[inline(always)]
 fn prefetch_ahead(block: &[f32], k: usize, t0: usize, tb: usize, i: usize, dst: &[f32]) {
     let next = dst

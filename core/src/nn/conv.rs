@@ -505,8 +505,9 @@ pub fn choose_method(shape: &Conv2dShape, budget_bytes: usize) -> Result<ConvMet
 /// 196 pixels ran 0.112 → 0.078 ms blocked instead of through im2col, and the one on 49
 /// pixels 0.095 → 0.116 (BENCHMARKS.md, twenty-third session). Below it, stride-2 layers run
 /// through im2col's phase images (`phases`), which read the weights in place: ResNet-18's
-/// 256 → 512 3 × 3 / 2 layer on 49 pixels took 1.37 ms either way, its layers on 196 and 784
-/// pixels 1.18–1.23 → 1.12 and 1.10–1.13 → 1.09 ms blocked (twenty-fourth session).
+/// 256 → 512 3 × 3 / 2 layer on 49 pixels took 1.37–1.38 ms either way, its layers on 196 and
+/// 784 pixels 1.18–1.23 → 1.12–1.14 and 1.10–1.13 → 1.10–1.11 ms blocked (twenty-fourth
+/// session).
 pub const BLOCKED_MIN_OUT_PIXELS: usize = 128;
 
 /// Largest output map (pixels per channel) on which a 1 × 1 layer with prepared weights takes
@@ -550,9 +551,10 @@ pub(crate) fn choose_method_for(
     };
     // Strided 1 × 1 layers whose subsampled input the small-map pointwise kernel takes run
     // through im2col (`small_pointwise::conv_strided`): in ResNet-18, copying the strided
-    // pixels once and then streaming them beat the blocked tiles' broadcasts from 16–64
-    // strided planes (0.167–0.177 → 0.138–0.142 ms on 784 and 196 output pixels, prepared
-    // or not), and the GEMM on 49 (0.232 → 0.137; BENCHMARKS.md, twenty-fourth session).
+    // pixels once and then streaming them beat the blocked tiles' broadcasts from 64–128
+    // strided planes (weights as stored 0.164–0.177 → 0.131–0.142 ms on 784 and 196 output
+    // pixels, prepared 0.154–0.166 before), and the GEMM on 49 (0.232 → 0.133–0.137;
+    // BENCHMARKS.md, twenty-fourth session).
     let blocked = !winograd
         && tile
         && !small_pointwise::strided_fast(shape, &d)
