@@ -178,38 +178,29 @@ fn prefetch_ahead(block: &[f32], k: usize, t0: usize, tb: usize, i: usize, dst: 
         .as_ptr()
         .wrapping_add(((t0 + 2 * BLOCK) * tb + i) * BLOCK);
     for tt in 0..BLOCK {
-        prefetch(next.wrapping_add(tt * tb * BLOCK));
+        prefetch::<false>(next.wrapping_add(tt * tb * BLOCK));
     }
     for r in 0..block.len() / k {
         let row = block.as_ptr().wrapping_add(r * k + t0);
-        prefetch(row.wrapping_add(NEAR_SQUARES * BLOCK));
-        prefetch_l2(row.wrapping_add(FAR_SQUARES * BLOCK));
+        prefetch::<false>(row.wrapping_add(NEAR_SQUARES * BLOCK));
+        prefetch::<true>(row.wrapping_add(FAR_SQUARES * BLOCK));
     }
 }
 
-/// Asks for the cache line holding `p` in the L1 cache: a hint (no effect on results; any
-/// address, a prefetch never faults), on x86-64 only.
+/// Asks for the cache line holding `p` in the L1 cache, or with `L2` in the L2 cache: a hint
+/// (no effect on results; any address, a prefetch never faults), on x86-64 only.
 #[inline(always)]
-fn prefetch(p: *const f32) {
+fn prefetch<const L2: bool>(p: *const f32) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing and never faults; SSE is part of x86-64.
     #[allow(unsafe_code)]
     unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
-/// Asks for the cache line holding `p` in the L2 cache: a hint (no effect on results; any
-/// address, a prefetch never faults), on x86-64 only.
-#[inline(always)]
-fn prefetch_l2(p: *const f32) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing and never faults; SSE is part of x86-64.
-    #[allow(unsafe_code)]
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T1 }>(p.cast())
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+        if L2 {
+            _mm_prefetch::<_MM_HINT_T1>(p.cast())
+        } else {
+            _mm_prefetch::<_MM_HINT_T0>(p.cast())
+        }
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
