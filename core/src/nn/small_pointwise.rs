@@ -45,30 +45,23 @@ pub(crate) fn applies(s: &Conv2dShape, d: &ConvDims) -> bool {
 
 direct_avx512_entry!();
 
-/// The pointwise shape of one image and group of a strided 1 × 1 layer `s` after its input
-/// has been subsampled (`oh × ow` pixels per channel, stride 1).
-fn subsampled(s: &Conv2dShape, d: &ConvDims) -> Conv2dShape {
-    Conv2dShape::new(
-        1,
-        s.c_in / s.groups,
-        d.out_h,
-        d.out_w,
-        s.c_out / s.groups,
-        1,
-        1,
-    )
+/// Where [`conv_strided`] runs `s` on this CPU (a 1 × 1 kernel with a stride above 1 and no
+/// padding, ResNet's shortcut layers, whose subsampled input this module's kernel takes,
+/// [`fast`]): the pointwise shape of one image and group after the subsampling (`oh × ow`
+/// pixels per channel, stride 1) and its sizes.
+fn strided(s: &Conv2dShape, d: &ConvDims) -> Option<(Conv2dShape, ConvDims)> {
+    if s.kh != 1 || s.kw != 1 || (s.stride_h == 1 && s.stride_w == 1) || super::blocked::padded(s) {
+        return None;
+    }
+    let (cg, ocg) = (s.c_in / s.groups, s.c_out / s.groups);
+    let sub = Conv2dShape::new(1, cg, d.out_h, d.out_w, ocg, 1, 1);
+    let sd = sub.dims().ok()?;
+    fast(&sub, &sd).then_some((sub, sd))
 }
 
-/// Whether [`conv_strided`] runs `s` on this CPU: a 1 × 1 kernel with a stride above 1 and
-/// no padding (ResNet's shortcut layers) whose subsampled input this module's kernel takes
-/// ([`fast`]).
+/// Whether [`conv_strided`] runs `s` on this CPU (see [`strided`]).
 pub(crate) fn strided_fast(s: &Conv2dShape, d: &ConvDims) -> bool {
-    let sub = subsampled(s, d);
-    s.kh == 1
-        && s.kw == 1
-        && (s.stride_h > 1 || s.stride_w > 1)
-        && !super::blocked::padded(s)
-        && sub.dims().is_ok_and(|sd| fast(&sub, &sd))
+    strided(s, d).is_some()
 }
 
 /// A strided 1 × 1 layer as im2col lowers it, without the GEMM: each image and group's input
@@ -88,11 +81,9 @@ pub(crate) fn conv_strided(
     output: &mut [f32],
     workspace: &mut [f32],
 ) -> bool {
-    if !strided_fast(s, d) {
+    let Some((sub, sd)) = strided(s, d) else {
         return false;
-    }
-    let sub = subsampled(s, d);
-    let Ok(sd) = sub.dims() else { return false };
+    };
     let (cg, ocg, ohw) = (sub.c_in, sub.c_out, d.out_h * d.out_w);
     let (in_g, out_g) = (cg * s.h * s.w, ocg * ohw);
     let x_sub = &mut workspace[..cg * ohw];
